@@ -1,0 +1,1 @@
+"""dynamo_export (SPEC section 4)."""
