@@ -1,0 +1,179 @@
+"""`python -m conformance bench`: cold-start vs warm-start benchmarks with baselines (SPEC BE-1..BE-4).
+
+    python -m conformance bench --impl torchair_ref --model gpt-small --rounds 5
+    python -m conformance bench --model tiny --run-eagerly --rounds 1 --baselines eager --no-history
+
+Prints medians with [min-max] per variant and phase, the ratios against the baselines (with the reference's
+targets), the per-call overhead, and appends the run to the history (`reports/history/`, see
+`conformance.report.history`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from conformance.bench import presets
+
+ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
+DEFAULT_IMPL = "torchair_ref"
+DEFAULT_HISTORY = os.path.join("reports", "history")
+
+#: (column title, metric, unit) of the printed table
+COLUMNS = (
+    ("TTFO", "ttfo_s", "s"),
+    ("start+import", "startup_import_s", "s"),
+    ("build", "build_s", "s"),
+    ("compile/load", "compile_or_load_s", "s"),
+    ("first call", "first_call_s", "s"),
+    ("steady call", "steady_s", "s"),
+    ("artifact", "artifact_bytes", "B"),
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m conformance bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--impl", default=os.environ.get(ENV_VAR) or DEFAULT_IMPL,
+                   help=f"implementation module (IMPL-1; default ${ENV_VAR} or {DEFAULT_IMPL})")
+    p.add_argument("--model", default="tiny", choices=presets.NAMES, help="benchmark model (default tiny)")
+    p.add_argument("--mode", default="max-autotune", choices=("max-autotune", "reduce-overhead"))
+    dyn = p.add_mutually_exclusive_group()
+    dyn.add_argument("--dynamic", dest="dynamic", action="store_true", default=True, help="dynamic=True (default)")
+    dyn.add_argument("--static", dest="dynamic", action="store_false", help="dynamic=False")
+    p.add_argument("--rounds", type=int, default=5, help="cold and warm runs each (BE-1 asks for >= 5; default 5)")
+    p.add_argument("--run-eagerly", action="store_true",
+                   help="config.debug.run_eagerly = True: the implementation's fast eager graph compiler")
+    p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=True,
+                   help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default on)")
+    p.add_argument("--device", default=None, help="device of the model and inputs (default: npu for torchair, "
+                                                  "else cpu)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="OMP_NUM_THREADS of every worker (default 1: stable figures on a shared host; 0 = inherit)")
+    p.add_argument("--baselines", default="eager,inductor,aot",
+                   help="comma-separated subset of eager,inductor,aot, or none (default all)")
+    p.add_argument("--overhead", action=argparse.BooleanOptionalAction, default=None,
+                   help="measure per-call overhead after the rounds (default: on for tiny)")
+    p.add_argument("--history", default=DEFAULT_HISTORY, help=f"history folder (default {DEFAULT_HISTORY})")
+    p.add_argument("--no-history", action="store_true", help="do not append to the history")
+    p.add_argument("--json", metavar="PATH", help="also write this run's records to PATH as a JSON list")
+    p.add_argument("--list-models", action="store_true", help="list the benchmark models and exit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m conformance bench`; returns the exit status."""
+    from conformance.bench import environment, harness
+    from conformance.report import history
+
+    args = parser().parse_args(argv)
+    if args.list_models:
+        list_models(sys.stdout)
+        return 0
+    baselines = () if args.baselines.strip() in ("", "none") else tuple(
+        b.strip() for b in args.baselines.split(",") if b.strip())
+    try:
+        options = harness.Options(
+            impl=args.impl, model=args.model, mode=args.mode, dynamic=args.dynamic, rounds=args.rounds,
+            run_eagerly=args.run_eagerly, ge_cache=args.ge_cache, device=args.device, threads=args.threads,
+            baselines=baselines, overhead=args.overhead,
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
+          f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
+          file=sys.stderr)
+    try:
+        result = harness.run(options, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    except harness.BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    records = harness.records(result, commit=environment.project_commit())
+    print_result(result, sys.stdout)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump([json.loads(r.to_json()) for r in records], handle, indent=1)
+    if not args.no_history:
+        for path in history.append(args.history, records):
+            print(f"history: appended to {path}", file=sys.stderr)
+    return 0
+
+
+def print_result(result: Any, out: TextIO) -> None:
+    """The medians with [min-max], the ratios with their targets, the overhead, whether the warm run traced."""
+    from conformance.report import stats
+
+    env, opts = result.env, result.options
+    out.write(f"{env.get('impl')} {env.get('impl_version')} | torch {env.get('torch')} | torch_npu "
+              f"{env.get('torch_npu')} | CANN {env.get('cann')} | {env.get('device')} ({env.get('soc')}) | "
+              f"threads {env.get('threads')}\n")
+    out.write(f"{opts.model}.{presets.METHODS[opts.model]} | {opts.mode} | "
+              f"{'dynamic' if opts.dynamic else 'static'} | graph compiler {opts.compiler} | ge_cache {opts.ge_cache}"
+              f" | {opts.rounds} rounds | {result.started} .. {result.finished}\n\n")
+    out.write(f"{'variant':<15}" + "".join(f"{title:>27}" for title, _, _ in COLUMNS) + "   traced\n")
+    for variant, samples in result.samples.items():
+        if variant == "overhead":
+            continue
+        summary = stats.summarize(samples)
+        cells = [format_cell(summary.get(metric), unit) for _, metric, unit in COLUMNS]
+        traced = summary.get("traced_runs")
+        traced_text = f"{int(traced['median'])}/{traced['n']}" if traced else "-"
+        out.write(f"{variant:<15}" + "".join(f"{c:>27}" for c in cells) + f"   {traced_text}\n")
+    for variant, reason in result.skipped.items():
+        out.write(f"{variant:<15} skipped: {reason}\n")
+    out.write("\nratios (of medians; [min-max] of the per-round ratios):\n")
+    for value in stats.ratios(result.samples):
+        out.write("  " + format_ratio(value) + "\n")
+    for s in result.samples.get("overhead", []):
+        meets = s["overhead_s"] <= stats.OVERHEAD_TARGET_S
+        out.write(f"\nper-call overhead ({s['compiler']} graph, {opts.model}): cached {s['cached_call_s'] * 1e6:.2f} us"
+                  f" vs graph called directly {s['direct_call_s'] * 1e6:.2f} us -> overhead "
+                  f"{s['overhead_s'] * 1e6:.2f} us (by minimums {s['overhead_min_s'] * 1e6:.2f} us); target <= "
+                  f"{stats.OVERHEAD_TARGET_S * 1e6:.0f} us: {'met' if meets else 'MISSED'}\n")
+    warm = result.samples.get("impl-warm", [])
+    if any(stats.did_trace(s.get("traced", {})) for s in warm):
+        out.write("\nWARNING: a warm run traced (Dynamo/Inductor imported or graphs counted): CC-14 broken\n")
+    if any(not s.get("matches_cold", True) for s in warm):
+        out.write("\nWARNING: a warm run's output differs from its cold run's (CC-14)\n")
+
+
+def format_cell(summary: dict[str, float] | None, unit: str) -> str:
+    if not summary:
+        return "-"
+    if unit == "B":
+        return f"{summary['median'] / 1024:.1f} KiB"
+    return f"{fmt_seconds(summary['median'])} [{fmt_seconds(summary['min'])}-{fmt_seconds(summary['max'])}]"
+
+
+def fmt_seconds(value: float) -> str:
+    """Seconds to 3 significant digits in a readable unit."""
+    if value >= 1:
+        return f"{value:.3g}s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g}ms"
+    return f"{value * 1e6:.3g}us"
+
+
+def format_ratio(value: Any) -> str:
+    r = value.ratio
+    text = f"{r.name}: {value.value:.3g}" if value.value is not None else f"{r.name}: -"
+    if value.low is not None:
+        text += f" [{value.low:.3g}-{value.high:.3g}]"
+    if r.target is not None:
+        text += f"; target <= {r.target:.3g}: {'met' if value.meets else 'MISSED'}"
+    return text
+
+
+def list_models(out: TextIO) -> None:
+    out.write("tiny       the seed: two Linear(2, 1), prompt/decode (per-call overhead dominates)\n")
+    for name, p in {"gpt-small": presets.GPT_SMALL, **presets.LLAMA}.items():
+        out.write(f"{name:<10} {p.parameters() / 1e6:8.1f}M params, {p.dtype}, d_model {p.d_model}, {p.layers} layers,"
+                  f" {p.heads} heads ({p.kv_heads or p.heads} kv), ffn {p.ffn}, input (1, {p.seq})\n")
+    for alias, name in presets.ALIASES.items():
+        out.write(f"{alias:<10} = {name}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""The environment key of every benchmark record (SPEC BE-3).
+
+implementation and version, torch, torch_npu, CANN (null off-NPU), device and SoC, Python, host, CPU threads; the
+date and this project's commit are added per run by the harness. The CANN version is read from the toolkit's
+install info under `$ASCEND_HOME_PATH` without importing `torch_npu` (which fails to import without CANN), and
+through `torch_npu` when the run already imported it.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping
+
+#: the toolkit's install info, relative to $ASCEND_HOME_PATH (the CANN layout changed across releases)
+_INSTALL_INFO = ("{arch}-linux/ascend_toolkit_install.info", "ascend_toolkit_install.info",
+                 "../{arch}-linux/ascend_toolkit_install.info", "compiler/version.info")
+
+
+def cann_from_install_info(environ: Mapping[str, str] | None = None, arch: str | None = None) -> str | None:
+    """BE-3: the `version=` line of CANN's install info under `$ASCEND_HOME_PATH`, or None."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("ASCEND_HOME_PATH") or environ.get("ASCEND_TOOLKIT_HOME")
+    if not home:
+        return None
+    arch = arch or platform.machine()
+    for relative in _INSTALL_INFO:
+        path = Path(home, relative.format(arch=arch))
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "version" and value.strip():
+                return value.strip()
+    return None
+
+
+def cann_from_torch_npu(torch_npu: ModuleType) -> str | None:
+    """BE-3: the CANN version as an imported `torch_npu` reports it, or None."""
+    npu = getattr(torch_npu, "npu", None)
+    getter = getattr(npu, "get_cann_version", None)
+    if callable(getter):
+        try:
+            return str(getter())
+        except Exception:  # noqa: BLE001 - an older torch_npu without the CANN query: try the next source
+            pass
+    version = getattr(getattr(torch_npu, "version", None), "cann", None)
+    return str(version) if version else None
+
+
+def distribution_version(name: str) -> str | None:
+    """An installed distribution's version, read from its metadata (never by importing it)."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def soc_name(device: str) -> str:
+    """BE-3: the accelerator's name (NPU SoC, CUDA device), else the CPU model."""
+    if device == "npu":
+        torch_npu = sys.modules.get("torch_npu")
+        if torch_npu is not None:
+            return str(torch_npu.npu.get_device_name(0))
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def collect(impl_name: str | None, impl: ModuleType | None, device: str) -> dict[str, Any]:
+    """BE-3: the environment key, read in a worker after its timings (so it costs the measurement nothing).
+
+    CANN is null off-NPU even where a toolkit is installed: such a run's history is grouped by device.
+    """
+    import torch
+
+    declared = getattr(impl, "__conformance__", None) or {}
+    versions = dict(declared.get("versions") or {}) if isinstance(declared, Mapping) else {}
+    impl_version = versions.get(impl_name) if impl_name else None
+    if impl is not None and impl_version is None:
+        impl_version = getattr(impl, "__version__", None)
+    torch_npu = sys.modules.get("torch_npu")
+    cann = cann_from_torch_npu(torch_npu) if torch_npu is not None else None
+    return {
+        "impl": impl_name,
+        "impl_version": impl_version,
+        "torch": torch.__version__,
+        "torch_npu": getattr(torch_npu, "__version__", None) or distribution_version("torch-npu"),
+        "cann": (cann or cann_from_install_info()) if device == "npu" else None,
+        "device": device,
+        "soc": soc_name(device),
+        "python": platform.python_version(),
+        "host": socket.gethostname(),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def project_commit(root: Path | None = None) -> str | None:
+    """BE-3: this project's commit (`+dirty` when the work tree has changes), or None outside a git checkout."""
+    root = root or Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")

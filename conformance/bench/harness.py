@@ -1,0 +1,219 @@
+"""Cold and warm starts in fresh processes, N rounds each, with the baselines measured in the same run (BE-1).
+
+A round runs, each as its own fresh process (`worker`): eager; the implementation cold (an empty cache folder and
+an empty Inductor cache); the implementation warm (the folder that cold run left, and again an empty Inductor
+cache, so only the cache folder carries over); `torch.compile` with Inductor on hot Inductor caches; PyTorch's
+`load_compiled_function` of an `aot_compile` artifact (with the Inductor cache its save left: the most favourable
+setting for that baseline). The two priming runs that make those caches hot (`inductor-prime`, `aot-save`) run once
+before the rounds and are recorded too. Rounds interleave the variants, so drift of the machine hits all alike.
+After the rounds, `overhead` compares the warm cached callable with its graph called directly (see `overhead`).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from conformance.bench import presets
+
+logger = logging.getLogger("conformance.bench")
+
+BASELINES = ("eager", "inductor", "aot")
+#: variant name -> worker subject
+VARIANTS = {
+    "eager": "eager",
+    "impl-cold": "impl",
+    "impl-warm": "impl",
+    "inductor-prime": "inductor",
+    "inductor-hot": "inductor",
+    "aot-save": "aot-save",
+    "aot-load": "aot-load",
+    "overhead": "overhead",
+}
+
+
+class BenchError(RuntimeError):
+    """A worker failed; the message carries its error and the tail of its output."""
+
+
+@dataclass
+class Options:
+    """What to measure; the CLI's flags map one to one."""
+
+    impl: str = "torchair_ref"
+    model: str = "tiny"
+    mode: str = "max-autotune"
+    dynamic: bool = True
+    rounds: int = 5
+    run_eagerly: bool = False
+    ge_cache: bool = True
+    device: str | None = None
+    threads: int = 1
+    baselines: tuple[str, ...] = BASELINES
+    overhead: bool | None = None
+    timeout_s: float = 1800.0
+    steady: dict[str, Any] = field(default_factory=dict)
+    overhead_timing: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.model = presets.canonical(self.model)
+        if self.mode not in ("max-autotune", "reduce-overhead"):
+            raise ValueError(f"mode must be max-autotune or reduce-overhead, got {self.mode!r}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be at least 1, got {self.rounds}")
+        unknown = set(self.baselines) - set(BASELINES)
+        if unknown:
+            raise ValueError(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
+        if self.device is None:
+            self.device = "npu" if self.impl.split(".")[0] == "torchair" else "cpu"
+        if self.overhead is None:
+            self.overhead = self.model == "tiny"
+
+    @property
+    def compiler(self) -> str:
+        """The graph compiler the implementation is configured with (as the report names it)."""
+        return "eager" if self.run_eagerly else "inductor"
+
+    def bench_key(self) -> dict[str, Any]:
+        """What was measured, beside the environment: part of every record's key."""
+        return {"model": self.model, "method": presets.METHODS[self.model], "mode": self.mode,
+                "dynamic": self.dynamic, "compiler": self.compiler, "ge_cache": self.ge_cache,
+                "rounds": self.rounds}
+
+
+@dataclass
+class Result:
+    """A bench invocation's samples by variant (one worker result per sample), and skip reasons."""
+
+    options: Options
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)
+    started: str = ""
+    finished: str = ""
+
+    def add(self, variant: str, sample: dict[str, Any]) -> None:
+        if "skipped" in sample:
+            self.skipped[variant] = sample["skipped"]
+            return
+        self.samples.setdefault(variant, []).append(sample)
+
+
+def run(options: Options, *, progress: Callable[[str], None] | None = None,
+        workdir: str | None = None) -> Result:
+    """BE-1: the rounds of cold and warm runs and the baselines; every sample from its own fresh process."""
+    progress = progress or logger.info
+    result = Result(options, started=_now())
+    root = tempfile.mkdtemp(prefix="torchair-bench-", dir=workdir)
+    try:
+        _run_in(root, options, result, progress)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    result.finished = _now()
+    return result
+
+
+def _run_in(root: str, options: Options, result: Result, progress: Callable[[str], None]) -> None:
+    def spawn(variant: str, label: str, **spec: Any) -> dict[str, Any]:
+        progress(f"{label}: {variant}")
+        sample = run_worker(options, VARIANTS[variant], **spec)
+        result.add(variant, sample)
+        return sample
+
+    hot_inductor = os.path.join(root, "inductor-hot")
+    aot_inductor, aot_file = os.path.join(root, "inductor-aot"), os.path.join(root, "aot", "compiled.bin")
+    os.makedirs(os.path.dirname(aot_file))
+    if "inductor" in options.baselines:
+        spawn("inductor-prime", "prime", inductor_cache=hot_inductor)
+    if "aot" in options.baselines:
+        spawn("aot-save", "prime", inductor_cache=aot_inductor, aot_file=aot_file)
+    last_cache = last_inductor = None
+    for i in range(options.rounds):
+        label = f"round {i + 1}/{options.rounds}"
+        if "eager" in options.baselines:
+            spawn("eager", label, inductor_cache=_fresh(root, f"eager-{i}"))
+        cache_dir, cold_inductor = _fresh(root, f"cache-{i}"), _fresh(root, f"inductor-cold-{i}")
+        cold = spawn("impl-cold", label, cache_dir=cache_dir, inductor_cache=cold_inductor)
+        if not result.env:
+            result.env = dict(cold.get("env") or {})
+        if cold.get("cache_hit"):
+            raise BenchError(f"the cold run found a cache in the empty folder {cache_dir}")
+        warm = spawn("impl-warm", label, cache_dir=cache_dir, inductor_cache=_fresh(root, f"inductor-warm-{i}"))
+        warm["matches_cold"] = warm.get("output_sha256") == cold.get("output_sha256")
+        if "inductor" in options.baselines and "inductor-prime" not in result.skipped:
+            spawn("inductor-hot", label, inductor_cache=hot_inductor)
+        if "aot" in options.baselines and "aot-save" not in result.skipped:
+            spawn("aot-load", label, inductor_cache=aot_inductor, aot_file=aot_file)
+        last_cache, last_inductor = cache_dir, cold_inductor
+    if options.overhead and last_cache:
+        spawn("overhead", "after the rounds", cache_dir=last_cache, inductor_cache=last_inductor)
+
+
+def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir: str | None = None,
+               aot_file: str | None = None) -> dict[str, Any]:
+    """Spawn one `worker` process and return its result (a `{"skipped": reason}` result is passed through)."""
+    with tempfile.NamedTemporaryFile(prefix="bench-", suffix=".json", delete=False) as handle:
+        out = handle.name
+    spec = {
+        "subject": subject, "impl": options.impl, "model": options.model, "mode": options.mode,
+        "dynamic": options.dynamic, "run_eagerly": options.run_eagerly, "ge_cache": options.ge_cache,
+        "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file, "out": out,
+        "steady": options.steady, "overhead": options.overhead_timing,
+    }
+    env = dict(os.environ)
+    env.pop("TORCHAIR_CACHE_HOME", None)
+    env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+    if options.threads:
+        env["OMP_NUM_THREADS"] = str(options.threads)
+    command = [sys.executable, "-m", "conformance.bench.worker"]
+    try:
+        spec["spawned_at"] = time.time()
+        proc = subprocess.run([*command, json.dumps(spec)], env=env, capture_output=True, text=True,
+                              timeout=options.timeout_s)
+        wall = time.time() - spec["spawned_at"]
+        try:
+            with open(out, encoding="utf-8") as handle:
+                sample = json.load(handle)
+        except (OSError, ValueError):
+            sample = {"error": f"worker exited {proc.returncode} without a result"}
+    finally:
+        os.unlink(out)
+    if "error" in sample:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        raise BenchError(f"{subject} worker failed: {sample['error']}\n{sample.get('traceback', '')}{tail}")
+    sample["process_s"] = wall
+    return sample
+
+
+def records(result: Result, *, commit: str | None) -> list[dict[str, Any]]:
+    """BE-3/BE-4: one history record per variant of this run (see `conformance.report.history`)."""
+    from conformance.report import history, stats
+
+    run_id = f"{result.started}-{os.getpid()}"
+    out = []
+    variants: Iterable[str] = [v for v in VARIANTS if v in result.samples or v in result.skipped]
+    for variant in variants:
+        samples = result.samples.get(variant, [])
+        out.append(history.Record(
+            run_id=run_id, date=result.started, commit=commit, env=result.env,
+            bench=result.options.bench_key(), variant=variant, samples=samples,
+            summary=stats.summarize(samples), skipped=result.skipped.get(variant),
+        ))
+    return out
+
+
+def _fresh(root: str, name: str) -> str:
+    path = os.path.join(root, name)
+    os.makedirs(path)
+    return path
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -1,0 +1,56 @@
+"""The benchmark models by name (pure data; `models` builds them).
+
+`tiny` is the seed example of TorchAir's documentation: two `Linear(2, 1)` with `prompt`/`decode`, where per-call
+overhead dominates. `gpt-small` is a small pre-LayerNorm GPT. `llama-*` are Llama-style decoders (RMSNorm, rotary
+embedding, SwiGLU, grouped-query attention) from a few MB (`llama-xs`, alias `llama`) to 7B-class (`llama-7b`, for
+nightly runs on big devices). Weights are random (seeded); nothing is downloaded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A decoder's sizes; `seq` is the length of the benchmark's input, batch 1."""
+
+    vocab: int
+    d_model: int
+    layers: int
+    heads: int
+    ffn: int
+    seq: int = 64
+    kv_heads: int | None = None
+    dtype: str = "float32"
+
+    def parameters(self) -> int:
+        """Parameter count, for the CLI's listing and the report."""
+        kv = self.kv_heads or self.heads
+        head_dim = self.d_model // self.heads
+        attention = self.d_model * self.d_model * 2 + 2 * self.d_model * kv * head_dim
+        return 2 * self.vocab * self.d_model + self.layers * (attention + 3 * self.d_model * self.ffn)
+
+
+GPT_SMALL = Preset(vocab=1000, d_model=256, layers=4, heads=4, ffn=1024, seq=64)
+
+LLAMA: dict[str, Preset] = {
+    "llama-xs": Preset(vocab=1000, d_model=128, layers=2, heads=4, kv_heads=2, ffn=352, seq=64),
+    "llama-s": Preset(vocab=8000, d_model=512, layers=8, heads=8, kv_heads=4, ffn=1408, seq=128),
+    "llama-1b": Preset(vocab=32000, d_model=2048, layers=22, heads=32, kv_heads=4, ffn=5632, seq=128,
+                       dtype="bfloat16"),
+    "llama-7b": Preset(vocab=32000, d_model=4096, layers=32, heads=32, kv_heads=8, ffn=11008, seq=128,
+                       dtype="bfloat16"),
+}
+ALIASES = {"llama": "llama-xs"}
+
+#: model name -> the method that is cached and benchmarked
+METHODS = {"tiny": "prompt", "gpt-small": "forward", **{name: "forward" for name in LLAMA}}
+NAMES = tuple(METHODS) + tuple(ALIASES)
+
+
+def canonical(name: str) -> str:
+    """The model's canonical name; raises `ValueError` naming the known ones."""
+    name = ALIASES.get(name, name)
+    if name not in METHODS:
+        raise ValueError(f"unknown benchmark model {name!r}; known: {', '.join(NAMES)}")
+    return name
