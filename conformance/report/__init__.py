@@ -1,0 +1,10 @@
+"""The benchmark history and the published report (SPEC BE-3, BE-4).
+
+- `history`  the append-only JSONL store under `reports/history/`: one file per CANN version (off-NPU: per device
+             and torch version), one record per variant of a bench run; its format is documented there.
+- `stats`    medians/min/max, the ratios against the baselines, the targets, regressions (pure functions).
+- `matrix`   the conformance matrix (clause x implementation/version) from the suite's JSON results.
+- `charts`   matplotlib figures (PNG) for the report.
+- `render`   `reports/index.html` and `reports/README.md`.
+- `cli`      `python -m conformance report [--gate]`.
+"""
