@@ -200,7 +200,7 @@ def records(result: Result, *, commit: str | None) -> list[dict[str, Any]]:
     out = []
     variants: Iterable[str] = [v for v in VARIANTS if v in result.samples or v in result.skipped]
     for variant in variants:
-        samples = result.samples.get(variant, [])
+        samples = [{k: v for k, v in s.items() if k != "env"} for s in result.samples.get(variant, [])]
         out.append(history.Record(
             run_id=run_id, date=result.started, commit=commit, env=result.env,
             bench=result.options.bench_key(), variant=variant, samples=samples,
