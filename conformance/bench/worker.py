@@ -80,11 +80,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     uses_impl = subject in ("impl", "overhead")
 
     t_start = time.perf_counter()
-    if device == "npu" or (uses_impl and impl_name.split(".")[0] in NEEDS_TORCH_NPU):
+    if device == "npu":
         importlib.import_module("torch_npu")
     import torch
 
-    impl = importlib.import_module(impl_name) if uses_impl else None
+    impl = import_impl(impl_name) if uses_impl else None
     t_imported = time.perf_counter()
 
     from conformance.bench import models
@@ -156,6 +156,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         env=_environment(impl_name, impl, device),
     )
     return record
+
+
+def import_impl(name: str) -> Any:
+    """IMPL-3: import the implementation, `torch_npu` first for those that live inside it (and never otherwise)."""
+    if name.split(".")[0] in NEEDS_TORCH_NPU:
+        importlib.import_module("torch_npu")
+    return importlib.import_module(name)
 
 
 def steady_state(call: Callable[[], float], *, warmup: int = 3, max_calls: int = 200, budget_s: float = 1.0,
