@@ -78,8 +78,11 @@ class Options:
 
     @property
     def compiler(self) -> str:
-        """The graph compiler the implementation is configured with (as the report names it)."""
-        return "eager" if self.run_eagerly else "inductor"
+        """The graph compiler the implementation is configured with: eager (`debug.run_eagerly`), else GE on an
+        NPU and Inductor elsewhere (the reference's default)."""
+        if self.run_eagerly:
+            return "eager"
+        return "ge" if self.device == "npu" else "inductor"
 
     def bench_key(self) -> dict[str, Any]:
         """What was measured, beside the environment: part of every record's key."""

@@ -38,7 +38,7 @@ LLAMA: dict[str, Preset] = {
     "llama-s": Preset(vocab=8000, d_model=512, layers=8, heads=8, kv_heads=4, ffn=1408, seq=128),
     "llama-1b": Preset(vocab=32000, d_model=2048, layers=22, heads=32, kv_heads=4, ffn=5632, seq=128,
                        dtype="bfloat16"),
-    "llama-7b": Preset(vocab=32000, d_model=4096, layers=32, heads=32, kv_heads=8, ffn=11008, seq=128,
+    "llama-7b": Preset(vocab=32000, d_model=4096, layers=32, heads=32, kv_heads=8, ffn=14336, seq=128,
                        dtype="bfloat16"),
 }
 ALIASES = {"llama": "llama-xs"}

@@ -1,0 +1,43 @@
+"""The environment key (BE-3): CANN from the toolkit's install info, never by importing torch_npu off-NPU."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.bench import environment
+
+
+@pytest.mark.parametrize("relative", ["x86_64-linux/ascend_toolkit_install.info", "ascend_toolkit_install.info"])
+def test_cann_version_from_install_info(tmp_path: Path, relative: str) -> None:
+    info = tmp_path / relative
+    info.parent.mkdir(parents=True, exist_ok=True)
+    info.write_text("package_name=Ascend-cann-toolkit\nversion=8.1.RC1\narch=x86_64\n", encoding="utf-8")
+    found = environment.cann_from_install_info({"ASCEND_HOME_PATH": str(tmp_path)}, arch="x86_64")
+    assert found == "8.1.RC1", f"expected 8.1.RC1 from {info}, found {found!r}"
+
+
+def test_no_toolkit_no_cann(tmp_path: Path) -> None:
+    assert environment.cann_from_install_info({}) is None
+    assert environment.cann_from_install_info({"ASCEND_HOME_PATH": str(tmp_path)}) is None
+
+
+def test_collect_off_npu_has_null_cann_and_never_imports_torch_npu(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "ascend_toolkit_install.info").write_text("version=8.0.RC3\n", encoding="utf-8")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    import torchair_ref
+
+    env = environment.collect("torchair_ref", torchair_ref, "cpu")
+    assert env["cann"] is None and env["torch_npu"] is None, env
+    assert env["impl_version"] == torchair_ref.__version__ and env["device"] == "cpu"
+    assert set(env) >= {"impl", "torch", "soc", "python", "host", "threads"}
+    assert "torch_npu" not in sys.modules
+
+
+def test_project_commit_is_a_git_hash() -> None:
+    commit = environment.project_commit()
+    if commit is None:
+        pytest.skip("not a git checkout")
+    assert len(commit.split("+")[0]) == 40, commit

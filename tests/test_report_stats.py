@@ -1,0 +1,37 @@
+"""Summaries, ratios against the baselines and regressions (BE-1, BE-4)."""
+from __future__ import annotations
+
+import pytest
+
+from conformance.report import stats
+from tests.test_report_history import record
+
+
+def test_summary_is_median_min_max_and_counts_traced_runs() -> None:
+    samples = [{"ttfo_s": t, "traced": {"dynamo_imported": t > 2}, "compile_or_load_how": "log"} for t in (1, 3, 2)]
+    summary = stats.summarize(samples)
+    assert summary["ttfo_s"] == {"median": 2, "min": 1, "max": 3, "n": 3}
+    assert summary["traced_runs"]["median"] == 1
+    assert "compile_or_load_how" not in summary
+
+
+def test_ratios_of_medians_with_paired_range_and_targets() -> None:
+    samples = {"impl-warm": [{"ttfo_s": 1.0}, {"ttfo_s": 1.2}], "eager": [{"ttfo_s": 1.0}, {"ttfo_s": 0.8}]}
+    (value,) = [v for v in stats.ratios(samples) if v.ratio.name == "warm TTFO / eager TTFO"]
+    assert value.value == pytest.approx(1.1 / 0.9)
+    assert (value.low, value.high) == pytest.approx((1.0, 1.5))
+    assert value.meets is False and value.ratio.target == 1.15
+    assert [v.ratio.name for v in stats.ratios(samples)] == ["warm TTFO / eager TTFO"]
+
+
+def test_regression_against_the_median_of_earlier_runs() -> None:
+    runs = [record("1", ttfo_s=1.0), record("2", ttfo_s=1.1), record("3", ttfo_s=5.0), record("4", ttfo_s=1.3)]
+    found = stats.regressions(runs, threshold=1.25)
+    assert [(g.run_id, g.metric) for g in found] == [("3", "ttfo_s")]
+    assert found[0].baseline == pytest.approx(1.05) and found[0].earlier_runs == 2
+    assert stats.regressions(runs, latest_only=True) == []
+
+
+def test_noise_below_the_floor_is_not_a_regression() -> None:
+    runs = [record("1", steady_s=10e-6), record("2", steady_s=10.5e-6)]
+    assert stats.regressions(runs, threshold=1.01) == []
