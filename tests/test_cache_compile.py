@@ -265,6 +265,37 @@ def test_rng_operators_are_rejected(method: str, mode: str) -> None:
     assert not os.path.exists(cached.cache_file), cached.cache_file
 
 
+@pytest.mark.parametrize("dropout_p", [0.0, 0.25])
+def test_attention_draws_random_only_with_dropout(dropout_p: float) -> None:
+    """CC-13: attention kernels are tagged as seeded but draw only when dropout_p > 0."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    class Attention(torch.nn.Module):
+        def forward(self, q):
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p=dropout_p, is_causal=True)
+
+    cached = cache_compile(Attention().forward, config=eager_config())
+    q = torch.randn(1, 2, 8, 4)
+    if dropout_p:
+        with pytest.raises(BackendCompilerFailed, match="depend on RNG"):
+            cached(q)
+    else:
+        expected = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        torch.testing.assert_close(cached(q), expected)
+        assert os.path.exists(cached.cache_file)
+
+
+@pytest.mark.inductor
+def test_rng_rejected_under_inductor() -> None:
+    """CC-13: the default (Inductor) compiler rejects RNG too, after Inductor's own decompositions."""
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    cached = cache_compile(Net().noisy)
+    with pytest.raises(BackendCompilerFailed, match="depend on RNG"):
+        cached(torch.randn(2, 4))
+    assert not os.path.exists(cached.cache_file)
+
+
 def test_eval_dropout_is_not_rng() -> None:
     """CC-13: dropout in eval form draws nothing and is accepted."""
 
