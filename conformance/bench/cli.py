@@ -85,12 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
           f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
           file=sys.stderr)
+    commit = environment.project_commit()  # the code measured is the code at the start
     try:
         result = harness.run(options, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     except harness.BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    records = harness.records(result, commit=environment.project_commit())
+    records = harness.records(result, commit=commit)
     print_result(result, sys.stdout)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
