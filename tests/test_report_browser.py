@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_report_render import render
+pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
+
+from tests.test_report_render import render  # noqa: E402 - only once matplotlib is known to be there
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 

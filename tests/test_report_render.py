@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report import cli
+pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
+
+from conformance.report import cli  # noqa: E402 - only once matplotlib is known to be there
 
 SAMPLES = Path(__file__).parent / "data" / "report_samples"
 PNG = b"\x89PNG\r\n\x1a\n"

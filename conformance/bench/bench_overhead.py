@@ -14,33 +14,33 @@ from conformance.bench import harness, models, overhead, worker
 
 
 @pytest.fixture(scope="module")
-def subjects(options: harness.Options, tmp_path_factory: Any) -> dict[str, Callable[[], Any]]:
+def subjects(bench_options: harness.Options, tmp_path_factory: Any) -> dict[str, Callable[[], Any]]:
     import torch
 
-    if options.threads:
-        torch.set_num_threads(options.threads)
-    impl = worker.import_impl(options.impl)
-    spec = {"mode": options.mode, "run_eagerly": options.run_eagerly}
-    cache_dir = str(tmp_path_factory.mktemp("overhead-cache"))
-    cold = models.build("tiny", device=options.device)
-    impl.inference.cache_compile(cold.bound(), config=worker.impl_config(impl, spec), dynamic=options.dynamic,
-                                 cache_dir=cache_dir, ge_cache=options.ge_cache)(*cold.args, **cold.kwargs)
-    built = models.build("tiny", device=options.device)
-    cached = impl.inference.cache_compile(built.bound(), config=worker.impl_config(impl, spec),
-                                          dynamic=options.dynamic, cache_dir=cache_dir, ge_cache=options.ge_cache)
+    opts = bench_options
+    if opts.threads:
+        torch.set_num_threads(opts.threads)
+    impl = worker.import_impl(opts.impl)
+    config = worker.impl_config(impl, {"mode": opts.mode, "run_eagerly": opts.run_eagerly})
+    options = {"config": config, "dynamic": opts.dynamic, "cache_dir": str(tmp_path_factory.mktemp("cache")),
+               "ge_cache": opts.ge_cache}
+    cold = models.build("tiny", device=opts.device)
+    impl.inference.cache_compile(cold.bound(), **options)(*cold.args, **cold.kwargs)
+    built = models.build("tiny", device=opts.device)
+    cached = impl.inference.cache_compile(built.bound(), **options)
     args, kwargs = built.args, built.kwargs
     cached(*args, **kwargs)
-    direct = overhead.direct_graph(built.bound(), args, kwargs, compiler=options.compiler, dynamic=options.dynamic)
+    direct = overhead.direct_graph(built.bound(), args, kwargs, compiler=opts.compiler, dynamic=opts.dynamic)
     with torch.no_grad():
         yield {"cached": lambda: cached(*args, **kwargs), "direct": direct}
 
 
 @pytest.mark.parametrize("subject", ["cached", "direct"])
-def test_per_call(benchmark: Any, subjects: dict[str, Callable[[], Any]], options: harness.Options,
+def test_per_call(benchmark: Any, subjects: dict[str, Callable[[], Any]], bench_options: harness.Options,
                   subject: str) -> None:
     """Per-call latency of one subject on tiny (overhead dominates there)."""
     import torch
 
-    benchmark.group = f"per-call: {options.impl} tiny ({options.compiler} graph)"
+    benchmark.group = f"per-call: {bench_options.impl} tiny ({bench_options.compiler} graph)"
     with torch.no_grad():
         benchmark.pedantic(subjects[subject], rounds=200, iterations=200, warmup_rounds=10)

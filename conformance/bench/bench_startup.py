@@ -18,7 +18,7 @@ _counter = itertools.count()
 
 
 @pytest.mark.parametrize("variant", ["eager", "impl-cold", "impl-warm"])
-def test_start(benchmark: Any, options: harness.Options, tmp_path: Any, variant: str) -> None:
+def test_start(benchmark: Any, bench_options: harness.Options, tmp_path: Any, variant: str) -> None:
     """BE-1/BE-2: a fresh process per round; a warm round's cache folder is left by an untimed cold run."""
     samples: list[dict[str, Any]] = []
 
@@ -30,15 +30,15 @@ def test_start(benchmark: Any, options: harness.Options, tmp_path: Any, variant:
     def setup() -> tuple[tuple, dict[str, Any]]:
         cache = fresh("cache")
         if variant == "impl-warm":
-            harness.run_worker(options, "impl", cache_dir=cache, inductor_cache=fresh("inductor"))
+            harness.run_worker(bench_options, "impl", cache_dir=cache, inductor_cache=fresh("inductor"))
         return (), {"cache_dir": cache, "inductor_cache": fresh("inductor")}
 
     def start(cache_dir: str, inductor_cache: str) -> None:
-        samples.append(harness.run_worker(options, harness.VARIANTS[variant], cache_dir=cache_dir,
+        samples.append(harness.run_worker(bench_options, harness.VARIANTS[variant], cache_dir=cache_dir,
                                           inductor_cache=inductor_cache, first_output_only=True))
 
-    benchmark.group = f"start: {options.impl} {options.model} ({options.compiler})"
-    benchmark.pedantic(start, setup=setup, rounds=options.rounds, iterations=1)
+    benchmark.group = f"start: {bench_options.impl} {bench_options.model} ({bench_options.compiler})"
+    benchmark.pedantic(start, setup=setup, rounds=bench_options.rounds, iterations=1)
     summary = stats.summarize(samples)
     benchmark.extra_info.update({f"{k}_median": v["median"] for k, v in summary.items()})
     benchmark.extra_info["traced_runs"] = summary.get("traced_runs", {}).get("median")

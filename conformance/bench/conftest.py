@@ -25,7 +25,7 @@ def implementation_name(config: pytest.Config) -> str:
     return option or os.environ.get(cli.ENV_VAR) or cli.DEFAULT_IMPL
 
 
-def bench_options(config: pytest.Config) -> harness.Options:
+def options_from(config: pytest.Config) -> harness.Options:
     return harness.Options(
         impl=implementation_name(config),
         model=os.environ.get("TORCHAIR_BENCH_MODEL", "tiny"),
@@ -36,15 +36,15 @@ def bench_options(config: pytest.Config) -> harness.Options:
 
 
 @pytest.fixture(scope="session")
-def options(pytestconfig: pytest.Config) -> harness.Options:
-    return bench_options(pytestconfig)
+def bench_options(pytestconfig: pytest.Config) -> harness.Options:
+    return options_from(pytestconfig)
 
 
 def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: dict[str, Any]) -> None:
     """BE-3: the implementation, torch, torch_npu, CANN version, SoC and device beside pytest-benchmark's own."""
     from conformance.bench import environment, worker
 
-    opts = bench_options(config)
+    opts = options_from(config)
     impl = worker.import_impl(opts.impl)
     machine_info["torchair"] = environment.collect(opts.impl, impl, opts.device)
     machine_info["torchair"]["commit"] = environment.project_commit()

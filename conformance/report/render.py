@@ -405,7 +405,8 @@ def _regression_rows(report: Report) -> list[list[str]]:
 
 def _matrix_html(m: matrix_mod.Matrix) -> str:
     if not m.clauses:
-        return "<p>No conformance results found (the suite's JSON results, <code>reports/conformance/*.json</code>).</p>"
+        return ("<p>No conformance results found (the suite's JSON results, "
+                "<code>reports/conformance/*.json</code>).</p>")
     head = "".join(f"<th>{_e(c)}</th>" for c in m.columns)
     rows = []
     for clause in m.clauses:
