@@ -112,7 +112,9 @@ def print_result(result: Any, out: TextIO) -> None:
               f"threads {env.get('threads')}\n")
     out.write(f"{opts.model}.{presets.METHODS[opts.model]} | {opts.mode} | "
               f"{'dynamic' if opts.dynamic else 'static'} | graph compiler {opts.compiler} | ge_cache {opts.ge_cache}"
-              f" | {opts.rounds} rounds | {result.started} .. {result.finished}\n\n")
+              f" | {opts.rounds} rounds | {result.started} .. {result.finished}\n"
+              f"host load average (1/5/15 min): {result.load_avg.get('start')} at the start, "
+              f"{result.load_avg.get('end')} at the end\n\n")
     out.write(f"{'variant':<15}" + "".join(f"{title:>27}" for title, _, _ in COLUMNS) + "   traced\n")
     for variant, samples in result.samples.items():
         if variant == "overhead":

@@ -101,6 +101,8 @@ class Result:
     env: dict[str, Any] = field(default_factory=dict)
     started: str = ""
     finished: str = ""
+    #: host load averages at the start and the end: figures from a busy host are worth less
+    load_avg: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, variant: str, sample: dict[str, Any]) -> None:
         if "skipped" in sample:
@@ -113,13 +115,14 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None,
         workdir: str | None = None) -> Result:
     """BE-1: the rounds of cold and warm runs and the baselines; every sample from its own fresh process."""
     progress = progress or logger.info
-    result = Result(options, started=_now())
+    result = Result(options, started=_now(), load_avg={"start": _load()})
     root = tempfile.mkdtemp(prefix="torchair-bench-", dir=workdir)
     try:
         _run_in(root, options, result, progress)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     result.finished = _now()
+    result.load_avg["end"] = _load()
     return result
 
 
@@ -207,7 +210,7 @@ def records(result: Result, *, commit: str | None) -> list[dict[str, Any]]:
         out.append(history.Record(
             run_id=run_id, date=result.started, commit=commit, env=result.env,
             bench=result.options.bench_key(), variant=variant, samples=samples,
-            summary=stats.summarize(samples), skipped=result.skipped.get(variant),
+            summary=stats.summarize(samples), skipped=result.skipped.get(variant), load_avg=result.load_avg,
         ))
     return out
 
@@ -216,6 +219,10 @@ def _fresh(root: str, name: str) -> str:
     path = os.path.join(root, name)
     os.makedirs(path)
     return path
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def _now() -> str:

@@ -367,9 +367,12 @@ def _summary_table(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def _run_note(run: Run) -> str:
     env = run.env
+    load = next((r.load_avg for r in run.records.values() if r.load_avg), None)
+    load_text = (f", host load average (1/5/15 min) {load.get('start')} at the start and {load.get('end')} at the end"
+                 if load else "")
     return (f"Latest run {run.date}, commit {run.commit or 'unknown'}, host {env.get('host')}, Python "
             f"{env.get('python')}, {env.get('threads')} CPU thread(s), {run.bench.get('rounds')} rounds, ge_cache "
-            f"{run.bench.get('ge_cache')}.")
+            f"{run.bench.get('ge_cache')}{load_text}.")
 
 
 def _run_row(report: Report, run: Run) -> list[str]:
