@@ -45,8 +45,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=5, help="cold and warm runs each (BE-1 asks for >= 5; default 5)")
     p.add_argument("--run-eagerly", action="store_true",
                    help="config.debug.run_eagerly = True: the implementation's fast eager graph compiler")
-    p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=True,
-                   help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default on)")
+    p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=None,
+                   help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default: on in "
+                        "max-autotune, off in reduce-overhead, where it has no effect)")
     p.add_argument("--device", default=None, help="device of the model and inputs (default: npu for torchair, "
                                                   "else cpu)")
     p.add_argument("--threads", type=int, default=1,

@@ -53,7 +53,7 @@ class Options:
     dynamic: bool = True
     rounds: int = 5
     run_eagerly: bool = False
-    ge_cache: bool = True
+    ge_cache: bool | None = None
     device: str | None = None
     threads: int = 1
     baselines: tuple[str, ...] = BASELINES
@@ -75,6 +75,8 @@ class Options:
             self.device = "npu" if self.impl.split(".")[0] == "torchair" else "cpu"
         if self.overhead is None:
             self.overhead = self.model == "tiny"
+        if self.ge_cache is None:
+            self.ge_cache = self.mode == "max-autotune"
 
     @property
     def compiler(self) -> str:
