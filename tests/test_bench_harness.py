@@ -99,3 +99,26 @@ def test_list_models(capsys: pytest.CaptureFixture) -> None:
     assert cli.main(["--list-models"]) == 0
     out = capsys.readouterr().out
     assert "gpt-small" in out and "llama-7b" in out and "llama      = llama-xs" in out
+
+
+def test_rounds_interleave_and_warm_gets_only_the_cold_cache_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """BE-1: the order of the fresh processes and the folders each one gets; a failing baseline is a recorded skip."""
+    calls: list[tuple[str, dict]] = []
+
+    def fake_worker(options: harness.Options, subject: str, **spec: str) -> dict:
+        calls.append((subject, spec))
+        if subject == "aot-save":
+            raise harness.BenchError("aot-save worker failed: RuntimeError: no\ntraceback")
+        return {"ttfo_s": 1.0, "cache_hit": subject == "impl" and len([c for c in calls if c[0] == "impl"]) % 2 == 0,
+                "output_sha256": "x", "env": {"impl": options.impl}}
+
+    monkeypatch.setattr(harness, "run_worker", fake_worker)
+    result = harness.run(harness.Options(model="tiny", rounds=2), progress=lambda line: None)
+    subjects = [subject for subject, _ in calls]
+    assert subjects == ["inductor", "aot-save"] + ["eager", "impl", "impl", "inductor"] * 2 + ["overhead"]
+    assert result.skipped == {"aot-save": "failed: aot-save worker failed: RuntimeError: no"}
+    cold, warm = calls[3][1], calls[4][1]
+    assert warm["cache_dir"] == cold["cache_dir"] and warm["inductor_cache"] != cold["inductor_cache"]
+    assert calls[5][1]["inductor_cache"] == calls[0][1]["inductor_cache"], "torch.compile runs on the primed cache"
+    assert calls[7][1]["cache_dir"] != cold["cache_dir"], "each round's cold run starts from an empty folder"
+    assert [s["matches_cold"] for s in result.samples["impl-warm"]] == [True, True]

@@ -241,14 +241,30 @@ def _aot(subject: str, spec: dict[str, Any], built: Any) -> Callable:
                                  mode=_torch_compile_mode(spec["mode"]))
         if not hasattr(compiled, "aot_compile"):
             raise Skip(f"torch {torch.__version__}: torch.compile(...) has no aot_compile")
-        with torch.no_grad():
-            function = compiled.aot_compile((built.args, built.kwargs))
+        function = _aot_compile(compiled, built)
         function.save_compiled_function(spec["aot_file"])
     else:
         with open(spec["aot_file"], "rb") as handle:
             function = torch.compiler.load_compiled_function(handle)
     # An aot-compiled method takes its module as the first argument.
     return _no_grad(lambda *args, **kwargs: function(module, *args, **kwargs))
+
+
+def _aot_compile(compiled: Any, built: Any, attempts: int = 3) -> Any:
+    """`aot_compile`, restarted as Dynamo restarts a `torch.compile` trace when it asks to (for instance to
+    specialize a float it had first traced as a tensor: `TensorifyScalarRestartAnalysis`); `aot_compile` itself
+    leaves the restart to its caller."""
+    import torch
+    from torch._dynamo.exc import RestartAnalysis
+
+    for attempt in range(attempts):
+        try:
+            with torch.no_grad():
+                return compiled.aot_compile((built.args, built.kwargs))
+        except RestartAnalysis:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _no_grad(fn: Callable) -> Callable:
