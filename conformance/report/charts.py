@@ -18,6 +18,8 @@ VARIANTS = (
     ("aot-load", "aot_compile: load_compiled_function", "#9467bd"),
     ("aot-save", "aot_compile + save (once)", "#c5b0d5"),
 )
+SHORT = {"eager": "eager", "impl-cold": "cold", "impl-warm": "warm", "inductor-hot": "torch.compile (hot)",
+         "aot-load": "aot load", "aot-save": "aot save"}
 #: the phases stacked in a time-to-first-output bar
 PHASES = (
     ("startup_import_s", "interpreter + imports", "#c7c7c7"),
@@ -47,7 +49,7 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
     left.set_yticks(y, [label for _, label in shown], fontsize=8)
     left.invert_yaxis()
     left.set_xlabel("time to first output, s (median phases; whiskers: min/max)")
-    left.legend(fontsize=7, loc="lower right")
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(PHASES), frameon=False)
     left.set_xlim(0, max(m + h for m, h in zip(medians, high)) * 1.25 if medians else 1)
 
     loads = [(v, label) for v, label in shown if summaries[v].get("compile_or_load_s", {}).get("median", 0) > 0]
@@ -57,8 +59,8 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
     right.barh(ry, [s["median"] for s in values], color=colours, height=0.6,
                xerr=[[s["median"] - s["min"] for s in values], [s["max"] - s["median"] for s in values]],
                error_kw={"capsize": 4, "linewidth": 1})
-    for yi, s, (_, label) in zip(ry, values, loads):
-        right.annotate(f"{_seconds(s['median'])}  {label.split(':')[0]}", (s["max"], yi), xytext=(6, 0),
+    for yi, s, (variant, _) in zip(ry, values, loads):
+        right.annotate(f"{_seconds(s['median'])}  {SHORT[variant]}", (s["max"], yi), xytext=(6, 0),
                        textcoords="offset points", va="center", fontsize=8)
     right.set_yticks([])
     right.invert_yaxis()
