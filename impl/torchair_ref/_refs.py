@@ -1,0 +1,49 @@
+"""References to importable objects, written as data instead of pickles.
+
+A cache names the modules, functions and classes its code needs (`{"module": "torch"}`,
+`{"module": "torch", "qualname": "device"}`); loading imports them by name and never unpickles anything.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import types
+from typing import Any
+
+
+class UnreferenceableError(ValueError):
+    """An object that cannot be named by module and qualified name (so it cannot be cached)."""
+
+
+def describe(obj: Any) -> dict[str, str]:
+    """Name `obj` so that `resolve` finds the very same object in another process."""
+    if isinstance(obj, types.ModuleType):
+        return {"module": obj.__name__}
+    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
+        return {"float": repr(obj)}
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if isinstance(obj, types.BuiltinFunctionType) and module is None:
+        module = "builtins"
+    if not module or not qualname or "<" in qualname:
+        raise UnreferenceableError(f"{obj!r} has no importable name (module={module!r}, qualname={qualname!r})")
+    if module == "builtins" and not hasattr(__import__("builtins"), qualname) and getattr(types, qualname, None) is obj:
+        module = "types"  # builtin types without a builtins name (NoneType, FunctionType, ...) live in `types`
+    ref = {"module": module, "qualname": qualname}
+    try:
+        found = resolve(ref)
+    except Exception as exc:
+        raise UnreferenceableError(f"{obj!r} is not reachable as {module}.{qualname}: {exc}") from exc
+    if found is not obj:
+        raise UnreferenceableError(f"{module}.{qualname} is not the same object as {obj!r}")
+    return ref
+
+
+def resolve(ref: dict[str, str]) -> Any:
+    """Import what `describe` named."""
+    if "float" in ref:
+        return float(ref["float"])
+    obj: Any = importlib.import_module(ref["module"])
+    for part in ref.get("qualname", "").split(".") if ref.get("qualname") else ():
+        obj = getattr(obj, part)
+    return obj

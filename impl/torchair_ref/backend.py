@@ -1,0 +1,186 @@
+"""`get_npu_backend` and the compile pipeline shared by it and `cache_compile` (SPEC CF-4, CC-7, CC-13, CC-19).
+
+Pipeline: Dynamo's FX graph -> AOTAutograd inference graph (ATen, functionalized, input mutations kept in the graph)
+-> the graph compiler that the config selects (`compilers`). This module imports Dynamo and Inductor only inside
+functions: a warm start never calls it.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from torchair_ref.compilers import CompiledGraph, compiler_name
+
+logger = logging.getLogger("torchair_ref")
+
+#: names of ATen/prims overloads that draw from the random generator but carry no `nondeterministic_seeded` tag
+_RNG_OP_NAMES = ("inductor_random", "inductor_randint", "inductor_seeds", "inductor_lookup_seed", "philox_rand")
+
+
+class RngOperatorError(RuntimeError):
+    """CC-13: the graph holds an operator that draws from the random generator."""
+
+
+def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict | None = None) -> functools.partial:
+    """CF-4: a `torch.compile` backend bound to `compiler_config` (a fresh default config when None)."""
+    from torchair_ref.config import CompilerConfig
+
+    if compiler_config is None:
+        compiler_config = CompilerConfig()
+    elif not isinstance(compiler_config, CompilerConfig):
+        raise TypeError(f"compiler_config must be a CompilerConfig, got {type(compiler_config).__name__}")
+    if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
+        raise TypeError(
+            "custom_decompositions must be a dict of OpOverload -> function (as from "
+            f"torch._decomp.get_decompositions), got {type(custom_decompositions).__name__}"
+        )
+    return functools.partial(
+        _npu_backend, compiler_config=compiler_config, custom_decompositions=custom_decompositions or {}
+    )
+
+
+def _npu_backend(gm: Any, example_inputs: list, *, compiler_config: Any, custom_decompositions: dict) -> Callable:
+    return compile_dynamo_graph(gm, example_inputs, config=compiler_config, decompositions=custom_decompositions).runnable
+
+
+@dataclass
+class Compilation:
+    """What compiling one Dynamo graph produced: the callable Dynamo runs, and our record of the graph."""
+
+    runnable: Callable = None  # type: ignore[assignment]
+    graph: CompiledGraph | None = None
+    #: Dynamo graph placeholders: (source name, role, example value) in call order
+    inputs: list[tuple[str, str, Any]] = field(default_factory=list)
+    device: str = "cpu"
+
+
+def compile_dynamo_graph(
+    gm: Any,
+    example_inputs: list,
+    *,
+    config: Any,
+    decompositions: dict,
+    reject_rng: bool = False,
+    keep_kernels: bool = False,
+) -> Compilation:
+    """CC-7: compile one Dynamo graph for inference with the compiler `config` selects."""
+    from torch._functorch import config as functorch_config
+
+    result = Compilation(inputs=_graph_inputs(gm), device=_device_of(example_inputs))
+    name = compiler_name(config.mode, config.debug.run_eagerly)
+    cudagraphs = config.mode == "reduce-overhead" and result.device == "cuda"
+    expected_inputs = len(result.inputs)
+
+    def checked(aten_gm: Any, inputs: list) -> str | None:
+        if reject_rng:
+            reject_rng_ops(aten_gm)
+        return _runtime_wrapper_problem(len(inputs), expected_inputs)
+
+    # AOTAutograd's own cache would hand back a compiled graph without calling our inner compiler.
+    with functorch_config.patch(enable_autograd_cache=False):
+        if name == "inductor":
+            from torch._inductor.compile_fx import compile_fx
+            from torch._inductor.decomposition import select_decomp_table
+
+            def inner(aten_gm: Any, inputs: list, **kwargs: Any) -> Any:
+                problem = checked(aten_gm, inputs)
+                from torchair_ref.compilers import inductor
+
+                output, result.graph = inductor.build(aten_gm, inputs, keep_kernels=keep_kernels, **kwargs)
+                result.graph.uncacheable = result.graph.uncacheable or problem
+                return output
+
+            table = {**select_decomp_table(), **decompositions} if decompositions else None
+            result.runnable = compile_fx(gm, example_inputs, inner_compile=inner, decompositions=table)
+        else:
+            from torch._functorch.aot_autograd import aot_module_simplified
+
+            def forward_compiler(aten_gm: Any, inputs: list) -> Any:
+                problem = checked(aten_gm, inputs)
+                from torchair_ref.compilers import eager
+
+                graph = eager.build(aten_gm, inputs)
+                graph.uncacheable = graph.uncacheable or problem
+                if cudagraphs:
+                    from torchair_ref.compilers.cudagraphs import CudaGraphRunner
+
+                    graph.boxed = CudaGraphRunner(graph.boxed)
+                    graph.boxed._boxed_call = True
+                    graph.record["cudagraphs"] = True
+                result.graph = graph
+                return graph.boxed
+
+            result.runnable = aot_module_simplified(
+                gm,
+                example_inputs,
+                fw_compiler=forward_compiler,
+                decompositions=decompositions,
+                keep_inference_input_mutations=True,
+            )
+    return result
+
+
+def reject_rng_ops(aten_gm: Any) -> None:
+    """CC-13: raise if any node calls an operator that depends on the random generator."""
+    for node in aten_gm.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if torch.Tag.nondeterministic_seeded in target.tags or target._opname in _RNG_OP_NAMES:
+            raise RngOperatorError(
+                f"Cache compile does not support operator that depend on RNG, got {target} (node {node.name}); "
+                "generate random values outside the cached method and pass them in as inputs."
+            )
+
+
+def _runtime_wrapper_problem(n_inputs: int, expected: int) -> str | None:
+    """Why AOTAutograd's runtime wrapper does more than call the graph (a warm start runs the graph alone)."""
+    from torch._functorch._aot_autograd.schemas import MutationType, OutputType, SubclassCreationMeta
+    from torch._guards import TracingContext
+
+    if n_inputs != expected:
+        return f"AOTAutograd changed the graph inputs ({expected} -> {n_inputs})"
+    context = TracingContext.try_get()
+    meta = getattr(context, "fw_metadata", None)
+    if meta is None:
+        return "AOTAutograd gave no metadata for the graph"
+    for i, info in enumerate(meta.input_info):
+        if info.mutation_type not in (MutationType.NOT_MUTATED, MutationType.MUTATED_IN_GRAPH):
+            return f"input {i} is mutated outside the graph ({info.mutation_type.name})"
+    for i, info in enumerate(meta.output_info):
+        if info.output_type != OutputType.non_alias:
+            return f"output {i} aliases an input or another output ({info.output_type.name})"
+    if meta.num_intermediate_bases or meta.tokens or any(
+        isinstance(m, SubclassCreationMeta) for m in meta.subclass_inp_meta
+    ):
+        return "the graph needs AOTAutograd's runtime wrappers (intermediate bases, effect tokens or subclasses)"
+    return None
+
+
+def _graph_inputs(gm: Any) -> list[tuple[str, str, Any]]:
+    inputs = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        grapharg = node.meta.get("grapharg")
+        source = grapharg.source.name if grapharg is not None and grapharg.source is not None else node.name
+        source = source() if callable(source) else source
+        if "._parameters[" in source:
+            role = "parameter"
+        elif "._buffers[" in source:
+            role = "buffer"
+        else:
+            role = "user_input"
+        inputs.append((source, role, node.meta.get("example_value")))
+    return inputs
+
+
+def _device_of(example_inputs: list) -> str:
+    for value in example_inputs:
+        if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+            return value.device.type
+    return "cpu"

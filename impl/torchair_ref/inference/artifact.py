@@ -1,0 +1,150 @@
+"""The on-disk cache format (SPEC CC-11, CC-14, CC-17, RC-1).
+
+A `compiled_module` file is, in order:
+
+1. the magic line `TORCHAIR_REF_CACHE\\n`;
+2. a header line, JSON: `{"format": 1, "payload_bytes": N, "payload_sha256": "<hex>"}`;
+3. the payload: N bytes of UTF-8 JSON (see `cached.py` for its keys: the function, Dynamo's bytecode, the graph
+   record, the environment fingerprint).
+
+Nothing in it is unpickled: JSON, base64 `marshal` data for the bytecode, and names of importable objects. Files
+the graph record refers to (kept kernels, `ge_cache=True`) live in `<func>/kernels/`, named by their SHA-256, which
+the record also holds. Every file is written to a temporary file in the same folder with mode 0600, flushed to
+disk and renamed over the target, so a killed writer never leaves a file that loads, and of two writers racing the
+last rename wins with a whole file. A reader refuses (`BrokenCacheError`) a symlink, a file owned by someone else,
+a mode other than 0600, a bad magic, header, length or checksum, and another format version.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import stat
+import sys
+import tempfile
+from typing import Any
+
+import torch
+
+MAGIC = b"TORCHAIR_REF_CACHE\n"
+FORMAT_VERSION = 1
+_MAX_HEADER_BYTES = 4096
+KERNEL_DIR = "kernels"
+
+
+class BrokenCacheError(ValueError):
+    """CC-17: a cache file that must not be trusted (damaged, foreign, wrong owner or mode)."""
+
+
+class StaleCacheError(BrokenCacheError):
+    """CC-17: a valid cache written by another format version or environment (Python, torch, device, CANN)."""
+
+
+def environment(device: str) -> dict[str, Any]:
+    """The environment fingerprint: a cache written under another one is stale."""
+    npu = sys.modules.get("torch_npu")
+    return {
+        "python": platform.python_version(),
+        "bytecode_magic": importlib.util.MAGIC_NUMBER.hex(),
+        "torch": torch.__version__,
+        "device": device,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cuda": torch.version.cuda if device == "cuda" else None,
+        "torch_npu": getattr(npu, "__version__", None),
+        "cann": getattr(getattr(npu, "version", None), "cann", None),
+    }
+
+
+def encode(payload: dict[str, Any]) -> bytes:
+    body = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    header = {"format": FORMAT_VERSION, "payload_bytes": len(body), "payload_sha256": hashlib.sha256(body).hexdigest()}
+    return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + body
+
+
+def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
+    """Check and parse the bytes of a `compiled_module` file."""
+    if not data.startswith(MAGIC):
+        raise BrokenCacheError(f"{where} is not a torchair_ref cache (no {MAGIC!r} line): another implementation's?")
+    end = data.find(b"\n", len(MAGIC), len(MAGIC) + _MAX_HEADER_BYTES)
+    if end < 0:
+        raise BrokenCacheError(f"{where} has no complete header line (truncated?)")
+    try:
+        header = json.loads(data[len(MAGIC):end])
+        version, size, digest = header["format"], header["payload_bytes"], header["payload_sha256"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BrokenCacheError(f"{where} has a corrupt header: {exc}") from exc
+    if version != FORMAT_VERSION:
+        raise StaleCacheError(f"{where} has format version {version!r}; this torchair_ref reads {FORMAT_VERSION}")
+    body = data[end + 1:]
+    if len(body) != size:
+        raise BrokenCacheError(f"{where} payload has {len(body)} bytes, its header says {size} (truncated?)")
+    if hashlib.sha256(body).hexdigest() != digest:
+        raise BrokenCacheError(f"{where} payload does not match its SHA-256 (corrupted)")
+    try:
+        payload = json.loads(body.decode("utf-8"))
+    except ValueError as exc:
+        raise BrokenCacheError(f"{where} payload is not valid JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise BrokenCacheError(f"{where} payload is a {type(payload).__name__}, not an object")
+    return payload
+
+
+def read(path: str) -> dict[str, Any]:
+    """CC-14/CC-17/RC-1: read and check a cache file; raises `BrokenCacheError` with the reason."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise BrokenCacheError(f"cache file {path} is a symlink") from exc
+        raise BrokenCacheError(f"cache file {path} cannot be opened: {exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        check_owned_private(path, info)
+        data = handle.read()
+    return decode(data, f"cache file {path}")
+
+
+def check_owned_private(path: str, info: os.stat_result) -> None:
+    """CC-17/RC-3: a regular file, owned by the current user, mode 0600."""
+    if not stat.S_ISREG(info.st_mode):
+        raise BrokenCacheError(f"{path} is not a regular file")
+    if info.st_uid != os.geteuid():
+        raise BrokenCacheError(f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()})")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode != 0o600:
+        raise BrokenCacheError(f"{path} has mode {mode:04o}; a cache file must have mode 0600")
+
+
+def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
+    """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last)."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    for name, data in (files or {}).items():
+        atomic_write(os.path.join(folder, KERNEL_DIR, name), data)
+    atomic_write(path, encode(payload))
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write `data` to `path` through a 0600 temporary file in the same folder and a rename."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+

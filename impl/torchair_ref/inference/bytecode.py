@@ -1,0 +1,168 @@
+"""Dynamo's transformed bytecode as cache data (SPEC CC-7, CC-14, CC-18).
+
+With `fullgraph=True` Dynamo turns the cached method into one code object that reads every graph input from the
+live arguments, `self`, closures and module globals (so tensors there are rebound on a warm start), calls the
+compiled graph, and rebuilds the method's return value. We keep that code object (`marshal`, never pickle) and the
+globals it reads that Dynamo injected, each written as data: the compiled graph, or an importable module/object.
+
+A warm start binds the code to the live method's globals, defaults and closure: no tracing, no guards.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import dis
+import itertools
+import marshal
+import sys
+import types
+from typing import Any, Callable
+
+import torch
+
+from torchair_ref import _refs
+
+_GRAPH = {"graph": "compiled"}
+_INJECTED_PREFIXES = ("__compiled_fn", "__import_", "___", "__builtins_dict")
+_load_ids = itertools.count()
+
+
+class UncacheableError(Exception):
+    """The traced function cannot be written to a cache (the message says why); it still runs."""
+
+
+def transformed_code(code: types.CodeType) -> types.CodeType:
+    """The code object Dynamo produced for `code` (exactly one, since a cached function is traced once)."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    entries = _debug_get_cache_entry_list(code)
+    if len(entries) != 1:
+        raise UncacheableError(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}, expected 1")
+    return entries[0].code
+
+
+def injected_globals(code: types.CodeType, module_globals: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Describe the globals Dynamo injected for `code` as data (`_refs`), the compiled graph as `{"graph": ...}`."""
+    refs: dict[str, dict[str, str]] = {}
+    for name in sorted(_all_names(code)):
+        if name.startswith("__resume_at"):
+            raise UncacheableError(f"the traced code continues in {name} (a graph break), which cannot be cached")
+        if not name.startswith(_INJECTED_PREFIXES) or name not in module_globals:
+            continue
+        if name.startswith("__compiled_fn"):
+            refs[name] = dict(_GRAPH)
+        elif name.startswith("__builtins_dict"):
+            refs[name] = {"builtins": "dict"}
+        else:
+            try:
+                refs[name] = _refs.describe(module_globals[name])
+            except _refs.UnreferenceableError as exc:
+                raise UncacheableError(f"the traced code reads {name}: {exc}") from exc
+            if refs[name] == {"module": "torch._dynamo.utils"} and not _attributes_read(code, name) <= _HOOK_NAMES:
+                refs[name]["stand_in"] = "no"
+    graphs = [n for n, r in refs.items() if r == _GRAPH]
+    if len(graphs) != 1:
+        raise UncacheableError(f"the traced code calls {len(graphs)} compiled graphs, expected exactly 1")
+    return refs
+
+
+def encode(code: types.CodeType) -> str:
+    return base64.b64encode(marshal.dumps(code)).decode("ascii")
+
+
+def decode(text: str) -> types.CodeType:
+    code = marshal.loads(base64.b64decode(text.encode("ascii"), validate=True))
+    if not isinstance(code, types.CodeType):
+        raise ValueError(f"cached bytecode is a {type(code).__name__}, not a code object")
+    return code
+
+
+def rebuild(
+    code: types.CodeType, refs: dict[str, dict[str, str]], graph: Callable, func: types.FunctionType
+) -> tuple[types.FunctionType, str]:
+    """CC-14: a function running `code` with `func`'s globals, defaults and closure, and `graph` as its graph.
+
+    Returns the function and the global name under which it finds `graph` (the caller may swap the graph there).
+    """
+    if code.co_freevars != func.__code__.co_freevars:
+        raise ValueError(
+            f"cached bytecode closes over {code.co_freevars}, the live method over {func.__code__.co_freevars}"
+        )
+    module_globals = func.__globals__
+    load_id = next(_load_ids)
+    renamed = {}
+    graph_name = ""
+    for i, (name, ref) in enumerate(sorted(refs.items())):
+        new_name = f"__torchair_ref_{load_id}_{i}"
+        if ref == _GRAPH:
+            module_globals[new_name] = graph
+            graph_name = new_name
+        else:
+            module_globals[new_name] = _resolve(ref)
+        renamed[name] = new_name
+    code = _rename(code, renamed)
+    rebuilt = types.FunctionType(code, module_globals, func.__name__, func.__defaults__, func.__closure__)
+    rebuilt.__kwdefaults__ = func.__kwdefaults__
+    return rebuilt, graph_name
+
+
+def _resolve(ref: dict[str, str]) -> Any:
+    if ref.get("builtins") == "dict":
+        import builtins
+
+        return builtins.__dict__
+    if ref == {"module": "torch._dynamo.utils"} and ref["module"] not in sys.modules:
+        return _DYNAMO_HOOKS  # importing Dynamo costs more than a second; the code only calls its profiling hooks
+    return _refs.resolve(ref)
+
+
+def _record_pregraph_bytecode_enter() -> Any:
+    manager = (
+        torch._C._profiler._RecordFunctionFast("Pregraph bytecode")
+        if torch.autograd.profiler._is_profiler_enabled
+        else contextlib.nullcontext()
+    )
+    manager.__enter__()
+    return manager
+
+
+def _record_pregraph_bytecode_exit(manager: Any) -> None:
+    manager.__exit__(None, None, None)
+
+
+_DYNAMO_HOOKS = types.SimpleNamespace(
+    record_pregraph_bytecode_enter=_record_pregraph_bytecode_enter,
+    record_pregraph_bytecode_exit=_record_pregraph_bytecode_exit,
+)
+_HOOK_NAMES = set(vars(_DYNAMO_HOOKS))
+
+
+def _attributes_read(code: types.CodeType, global_name: str) -> set[str]:
+    """Attributes the code reads right after loading the global `global_name` (nested code included)."""
+    found: set[str] = set()
+    previous = None
+    for instruction in dis.get_instructions(code):
+        if previous is not None and previous.opname == "LOAD_GLOBAL" and previous.argval == global_name:
+            if instruction.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                found.add(instruction.argval)
+            else:
+                found.add("<not an attribute read>")
+        previous = instruction
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _attributes_read(const, global_name)
+    return found
+
+
+def _all_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _all_names(const)
+    return names
+
+
+def _rename(code: types.CodeType, mapping: dict[str, str]) -> types.CodeType:
+    consts = tuple(_rename(c, mapping) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    names = tuple(mapping.get(n, n) for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)

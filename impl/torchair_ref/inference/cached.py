@@ -1,0 +1,392 @@
+"""`cache_compile`: the lazy cached callable (SPEC CC-1..CC-20).
+
+`cache_compile(m.decode)` validates its arguments and returns a `CachedFunction`; nothing else happens until the
+first call. The first call resolves the cache path (`paths`), then either loads the file (warm: Dynamo's bytecode
+bound to the live method, the graph rebuilt by its compiler's loader; no tracing, no guards) or traces the method
+once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`). A second trace of
+the same function in the process (a recompile) deletes its cache folder and stops saving it.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import inspect
+import logging
+import os
+import shutil
+import types
+import warnings
+from typing import Any, Callable
+
+import torch
+
+from torchair_ref import compilers
+from torchair_ref.inference import artifact, bytecode, paths
+
+logger = logging.getLogger("torchair_ref")
+
+_BACKEND_MISMATCH = "config in current backend is different from the config during cache generation."
+
+
+def cache_compile(
+    func: Callable,
+    *,
+    config: Any = None,
+    backend: Any = None,
+    dynamic: bool = True,
+    cache_dir: str | os.PathLike | None = None,
+    global_rank: int | None = None,
+    tp_rank: int | None = None,
+    pp_rank: int | None = None,
+    custom_decompositions: dict | None = None,
+    ge_cache: bool = False,
+    **kwargs: Any,
+) -> "CachedFunction":
+    """CC-1..CC-6: validate eagerly and return a callable that loads or compiles on its first call."""
+    from torchair_ref.config import CompilerConfig
+
+    if kwargs:
+        raise TypeError(f"cache_compile() got unexpected keyword arguments {sorted(kwargs)}")
+    config = _resolve_config(config, backend, CompilerConfig)
+    if not isinstance(func, types.MethodType):
+        raise ValueError(f"Only method can be cached now, got {func}")
+    if not isinstance(func.__self__, torch.nn.Module):
+        raise ValueError(f"Only torch.nn.Module method can be cached now, got {func}")
+    _check_bool("dynamic", dynamic)
+    _check_bool("ge_cache", ge_cache)
+    for name, rank in (("global_rank", global_rank), ("tp_rank", tp_rank), ("pp_rank", pp_rank)):
+        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            raise ValueError(f"{name} must be a non-negative int or None, got {rank!r}")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise TypeError(f"cache_dir must be a path (str or os.PathLike) or None, got {type(cache_dir).__name__}")
+    if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
+        raise TypeError(
+            f"custom_decompositions must be a dict as from torch._decomp.get_decompositions, got "
+            f"{type(custom_decompositions).__name__}"
+        )
+    if cache_dir and os.path.exists(cache_dir):
+        owner = os.stat(cache_dir).st_uid
+        if owner != os.geteuid():
+            denied = PermissionError(f"{cache_dir} is owned by uid {owner}, the current user is uid {os.geteuid()}")
+            raise ValueError(f"Cache dir {cache_dir} must be owned by the current user") from denied
+    if ge_cache and config.mode == "reduce-overhead":
+        logger.warning("ge_cache=True has no effect in mode reduce-overhead: only max-autotune keeps compiled kernels")
+    return CachedFunction(
+        func,
+        config=config,
+        dynamic=dynamic,
+        cache_dir=cache_dir,
+        ranks=(global_rank, tp_rank, pp_rank),
+        decompositions=custom_decompositions or {},
+        ge_cache=ge_cache,
+    )
+
+
+def _resolve_config(config: Any, backend: Any, config_type: type) -> Any:
+    """CC-4: the config/backend rule."""
+    if config is not None and not isinstance(config, config_type):
+        raise TypeError(f"config must be a CompilerConfig, got {type(config).__name__}")
+    if backend is None:
+        return config if config is not None else config_type()
+    backend_config = getattr(backend, "keywords", {}).get("compiler_config") if hasattr(backend, "keywords") else None
+    if not isinstance(backend_config, config_type):
+        raise ValueError(f"backend must come from get_npu_backend(compiler_config=...), got {backend!r}")
+    if config is not None and backend_config != config:
+        raise ValueError(_BACKEND_MISMATCH)
+    return backend_config
+
+
+def _check_bool(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+
+
+class CachedFunction:
+    """CC-7: the callable `cache_compile` returns; see the module docstring for what its first call does."""
+
+    def __init__(
+        self,
+        func: types.MethodType,
+        *,
+        config: Any,
+        dynamic: bool,
+        cache_dir: Any,
+        ranks: tuple[int | None, int | None, int | None],
+        decompositions: dict,
+        ge_cache: bool,
+    ) -> None:
+        self._method = func
+        self._config = config
+        self._dynamic = dynamic
+        self._cache_dir = cache_dir
+        self._ranks = ranks
+        self._decompositions = decompositions
+        self._ge_cache = ge_cache
+        self._call: Callable | None = None
+        self._path: str | None = None
+        self._traces = 0
+        self._compilation: Any = None
+        self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+        self.__doc__ = func.__doc__
+
+    @property
+    def cache_file(self) -> str | None:
+        """The `compiled_module` path, once the first call has resolved it (CC-8)."""
+        return self._path
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self._call
+        if call is None:
+            return self._first_call(args, kwargs)
+        return call(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<cache_compile of {self.__qualname__}, cache {self._path or '(not resolved yet)'}>"
+
+    # -- first call -------------------------------------------------------------------------------------------
+
+    def _first_call(self, args: tuple, kwargs: dict) -> Any:
+        self._path = path = self._resolve_path()
+        if os.path.lexists(path):
+            warm = self._try_load(path)
+            if warm is not None:
+                self._call = warm
+                return warm(*args, **kwargs)
+        return self._compile_and_run(path, args, kwargs)
+
+    def _resolve_path(self) -> str:
+        """CC-7/CC-8: read cwd, TORCHAIR_CACHE_HOME and torch.distributed now, once."""
+        from torchair_ref.config import options_string
+
+        module = self._method.__self__
+        world_size, process_rank = _distributed_state()
+        global_rank, tp_rank, pp_rank = self._ranks
+        root = paths.resolve_root(self._cache_dir, env=os.environ, cwd=os.getcwd())
+        info = paths.model_info(
+            type(module).__name__,
+            str(module),
+            options_string(self._config),
+            self._dynamic,
+            paths.cache_tags(self._config.mode, self._ge_cache),
+        )
+        dist = paths.dist_level(
+            world_size=world_size, process_rank=process_rank, global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank
+        )
+        return os.path.realpath(paths.cache_file(root, info, dist, self._method.__name__))
+
+    def _try_load(self, path: str) -> Callable | None:
+        """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted."""
+        try:
+            payload = artifact.read(path)
+            call = self._warm_callable(payload, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
+        except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
+            kind = "stale" if isinstance(exc, artifact.StaleCacheError) else "broken"
+            logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, exc)
+            warnings.warn(f"Discarding {kind} cache {path}: {exc}", UserWarning, stacklevel=4)
+            self._remove_func_dir()
+            return None
+        logger.info("%s loaded from %s", self.__qualname__, path)
+        return call
+
+    def _warm_callable(self, payload: dict, kernel_dir: str) -> Callable:
+        recorded = payload["environment"]
+        current = artifact.environment(recorded.get("device", "cpu"))
+        if recorded != current:
+            changed = {k: (recorded.get(k), current.get(k)) for k in current if recorded.get(k) != current.get(k)}
+            raise artifact.StaleCacheError(f"written under another environment (cached, now): {changed}")
+        function = self._method.__func__
+        if payload["function"]["code_digest"] != code_digest(function.__code__):
+            raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
+        boxed = compilers.load(payload["graph"], kernel_dir)
+        graph = _FirstCallCheck(boxed, payload["inputs"])
+        rebuilt, graph_name = bytecode.rebuild(bytecode.decode(payload["bytecode"]), payload["globals"], graph, function)
+        graph.rebind = (function.__globals__, graph_name)
+        return _inference(types.MethodType(rebuilt, self._method.__self__))
+
+    # -- cold path --------------------------------------------------------------------------------------------
+
+    def _compile_and_run(self, path: str, args: tuple, kwargs: dict) -> Any:
+        function = self._method.__func__
+        # A fresh code object: Dynamo's cache (and our trace count) then belongs to this CachedFunction alone.
+        traced = types.FunctionType(
+            function.__code__.replace(), function.__globals__, function.__name__, function.__defaults__,
+            function.__closure__,
+        )
+        traced.__kwdefaults__ = function.__kwdefaults__
+        traced.__qualname__ = function.__qualname__
+        compiled = torch.compile(
+            types.MethodType(traced, self._method.__self__), backend=self._backend, fullgraph=True,
+            dynamic=self._dynamic,
+        )
+        call = _inference(compiled)
+        self._call = call
+        result = call(*args, **kwargs)
+        if self._traces == 1:
+            self._save(path, traced.__code__)
+        return result
+
+    def _backend(self, gm: Any, example_inputs: list) -> Callable:
+        from torchair_ref.backend import compile_dynamo_graph
+
+        self._traces += 1
+        if self._traces > 1:
+            warnings.warn(
+                f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}); removed "
+                f"{os.path.dirname(self._path or '')} and will not save it again in this process. Keep shapes "
+                "(or use dynamic=True) and Python values on guarded paths fixed to use the cache.",
+                UserWarning,
+                stacklevel=2,
+            )
+            self._remove_func_dir()
+        compilation = compile_dynamo_graph(
+            gm,
+            example_inputs,
+            config=self._config,
+            decompositions=self._decompositions,
+            reject_rng=True,
+            keep_kernels=self._ge_cache and self._config.mode == "max-autotune",
+        )
+        if self._traces == 1:
+            self._compilation = compilation
+        return compilation.runnable
+
+    def _save(self, path: str, traced_code: types.CodeType) -> None:
+        """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
+        try:
+            payload, files = self._payload(traced_code)
+            artifact.write(path, payload, files)
+        except bytecode.UncacheableError as exc:
+            warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
+            return
+        except OSError as exc:
+            warnings.warn(f"{self.__qualname__} could not be cached at {path}: {exc}", UserWarning, stacklevel=4)
+            return
+        logger.info("%s saved to %s", self.__qualname__, path)
+
+    def _payload(self, traced_code: types.CodeType) -> tuple[dict, dict[str, bytes]]:
+        from torchair_ref.config import options_string
+
+        compilation = self._compilation
+        graph = compilation.graph if compilation is not None else None
+        if graph is None:
+            raise bytecode.UncacheableError("no graph was compiled")
+        if graph.uncacheable:
+            raise bytecode.UncacheableError(graph.uncacheable)
+        function = self._method.__func__
+        transformed = bytecode.transformed_code(traced_code)
+        payload = {
+            "name": f"{function.__qualname__}{inspect.signature(function)}",
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "environment": artifact.environment(compilation.device),
+            "function": {
+                "module": function.__module__,
+                "qualname": function.__qualname__,
+                "code_digest": code_digest(function.__code__),
+            },
+            "options": {
+                "mode": self._config.mode,
+                "dynamic": self._dynamic,
+                "ge_cache": self._ge_cache,
+                "options_string": options_string(self._config),
+            },
+            "bytecode": bytecode.encode(transformed),
+            "globals": bytecode.injected_globals(transformed, function.__globals__),
+            "inputs": [_describe_input(source, role, value) for source, role, value in compilation.inputs],
+            "graph": graph.record,
+        }
+        return payload, graph.files
+
+    def _remove_func_dir(self) -> None:
+        """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""
+        if self._path:
+            shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
+
+
+class _FirstCallCheck:
+    """The graph as the warm bytecode calls it; checks the inputs on the first call (CC-15), then steps aside."""
+
+    def __init__(self, boxed: Callable[[list], Any], inputs: list[dict]) -> None:
+        self._boxed = boxed
+        self._inputs = inputs
+        self.rebind: tuple[dict, str] | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        check_inputs(args, self._inputs)
+        boxed = self._boxed
+        if self.rebind is not None:
+            scope, name = self.rebind
+            scope[name] = lambda *a: boxed(list(a))
+        return boxed(list(args))
+
+
+def check_inputs(args: tuple, inputs: list[dict]) -> None:
+    """CC-15: each tensor fits the graph's recorded dtype, size and stride (symbolic dims are not checked)."""
+    for arg, meta in zip(args, inputs):
+        if meta.get("kind") != "tensor" or not isinstance(arg, torch.Tensor):
+            continue
+        if str(arg.dtype) != meta["dtype"]:
+            raise AssertionError(f"expected dtype {meta['dtype']}, got {arg.dtype} for input {meta['source']}")
+        size, stride = arg.size(), arg.stride()
+        if len(size) != len(meta["shape"]):
+            raise AssertionError(
+                f"expected {len(meta['shape'])} dims, got {len(size)} for input {meta['source']}"
+            )
+        for dim, (want_size, want_stride) in enumerate(zip(meta["shape"], meta["stride"])):
+            if (want_size is not None and size[dim] != want_size) or (
+                want_stride is not None and size[dim] > 1 and stride[dim] != want_stride
+            ):
+                raise AssertionError(
+                    f"expected size {size[dim]}=={want_size}, stride {stride[dim]}=={want_stride} at dim={dim} "
+                    f"(input {meta['source']}; the cache was compiled for other shapes: call with the cached shapes, "
+                    "or delete its folder to recompile)"
+                )
+
+
+def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, torch.Tensor):
+        return {
+            "kind": "tensor",
+            "source": source,
+            "role": role,
+            "dtype": str(value.dtype),
+            "device": str(value.device),
+            "shape": [d if isinstance(d, int) else None for d in value.shape],
+            "stride": [s if isinstance(s, int) else None for s in value.stride()],
+        }
+    return {"kind": type(value).__name__.lower(), "source": source, "role": role}
+
+
+def code_digest(code: types.CodeType) -> str:
+    """A digest of a function's own bytecode and constants: the cache is stale when the method is edited."""
+    digest = hashlib.sha256()
+    digest.update(code.co_code)
+    digest.update(repr(code.co_names).encode())
+    for const in code.co_consts:
+        digest.update(code_digest(const).encode() if isinstance(const, types.CodeType) else repr(const).encode())
+    return digest.hexdigest()
+
+
+def _inference(method: Callable) -> Callable:
+    """CC-16: run without autograd, so outputs carry no graph."""
+    set_grad = torch._C._set_grad_enabled
+    grad_enabled = torch.is_grad_enabled
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        previous = grad_enabled()
+        set_grad(False)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            set_grad(previous)
+
+    return call
+
+
+def _distributed_state() -> tuple[int, int]:
+    """(world size, rank) of an initialised torch.distributed, else (1, 0)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0

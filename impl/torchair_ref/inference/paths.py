@@ -1,0 +1,105 @@
+"""The cache path formula (SPEC CC-8..CC-10), as pure functions.
+
+Nothing here touches the file system, the process cwd, the environment or ``torch``: the caller reads those once
+at the first call (CC-7) and passes the values in, then applies ``realpath`` and creates directories at the edge.
+The path is ``<root>/<model_info>/<dist>/<func>/compiled_module``, each part computed by one function below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+
+__all__ = ["CACHE_HOME_ENV", "resolve_root", "cache_tags", "model_info", "dist_level", "cache_file"]
+
+CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
+_DEFAULT_DIRNAME = ".torchair_cache"
+_FILE_NAME = "compiled_module"
+_MODES = ("max-autotune", "reduce-overhead")
+
+
+def resolve_root(cache_dir: str | os.PathLike[str] | None, *, env: Mapping[str, str], cwd: str) -> str:
+    """CC-8: the cache root: ``cache_dir`` if truthy, else ``$TORCHAIR_CACHE_HOME``, else ``<cwd>/.torchair_cache``.
+
+    The environment variable counts only when set and non-empty. A relative root is taken against ``cwd`` (the
+    cwd read at the first call, not the process cwd now); the result is absolute and normalized, not realpath'd.
+    """
+    if not os.path.isabs(cwd):
+        raise ValueError(f"cwd must be an absolute path, got {cwd!r}; pass os.getcwd()")
+    if cache_dir:
+        root = os.fspath(cache_dir) if isinstance(cache_dir, (str, os.PathLike)) else None
+        if not isinstance(root, str):
+            raise TypeError(f"cache_dir must be a str or os.PathLike[str], got {cache_dir!r}")
+    elif env.get(CACHE_HOME_ENV):
+        root = env[CACHE_HOME_ENV]
+    else:
+        root = os.path.join(cwd, _DEFAULT_DIRNAME)
+    return os.path.normpath(os.path.join(cwd, root))
+
+
+def cache_tags(mode: str, ge_cache: bool) -> list[str]:
+    """CC-9: ``["aclgraphcache"]`` for reduce-overhead, ``["gecache"]`` for max-autotune with ``ge_cache``."""
+    if mode not in _MODES:
+        raise ValueError(f"unknown mode {mode!r}; allowed modes: {', '.join(_MODES)}")
+    if mode == "reduce-overhead":
+        return ["aclgraphcache"]
+    return ["gecache"] if ge_cache else []
+
+
+def model_info(class_name: str, module_repr: str, options: str, dynamic: bool, tags: Sequence[str]) -> str:
+    """CC-8: ``<ClassName>_<dynamic|static>[_<tag>...]_<md5 of module_repr + options>``."""
+    _check_component("class_name", class_name)
+    # usedforsecurity=False: the digest is a cache key, and FIPS builds refuse md5 without it.
+    digest = hashlib.md5((module_repr + options).encode(), usedforsecurity=False).hexdigest()
+    return "_".join([class_name, "dynamic" if dynamic else "static", *tags, digest])
+
+
+def dist_level(
+    *, world_size: int, process_rank: int, global_rank: int | None, tp_rank: int | None, pp_rank: int | None
+) -> str:
+    """CC-8: ``world{W}global_rank{R}`` (only when W > 1), ``tp_rank{t}``, ``pp_rank{p}``, joined by ``_``."""
+    _check_rank("world_size", world_size)
+    if world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {world_size}; pass 1 when torch.distributed is not initialised")
+    _check_rank("process_rank", process_rank)
+    if process_rank >= world_size:
+        raise ValueError(f"process_rank must be < world_size ({world_size}), got {process_rank}")
+    for name, rank in (("global_rank", global_rank), ("tp_rank", tp_rank), ("pp_rank", pp_rank)):
+        if rank is not None:
+            _check_rank(name, rank)
+    parts = []
+    if world_size > 1:
+        parts.append(f"world{world_size}global_rank{process_rank if global_rank is None else global_rank}")
+    if tp_rank is not None:
+        parts.append(f"tp_rank{tp_rank}")
+    if pp_rank is not None:
+        parts.append(f"pp_rank{pp_rank}")
+    return "_".join(parts)
+
+
+def cache_file(root: str, model_info: str, dist: str, func_name: str) -> str:
+    """CC-8: ``<root>/<model_info>/<dist>/<func_name>/compiled_module``, ``<dist>`` skipped when empty."""
+    _check_component("model_info", model_info)
+    if dist:
+        _check_component("dist", dist)
+    _check_component("func_name", func_name)
+    return os.path.join(root, model_info, *([dist] if dist else []), func_name, _FILE_NAME)
+
+
+def _check_rank(name: str, value: object) -> None:
+    # bool is an int subclass: tp_rank=True would silently become "tp_rank1".
+    if type(value) is bool or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+
+
+def _check_component(name: str, value: str) -> None:
+    """A value used as one directory name: it must not be empty, a separator-bearing path, "." or ".."."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {value!r} ({type(value).__name__})")
+    seps = [s for s in (os.sep, os.altsep) if s]
+    if value in ("", ".", "..") or any(s in value for s in seps) or "\0" in value:
+        raise ValueError(f"{name} {value!r} cannot be used as a directory name: it must be non-empty, not '.' or "
+                         f"'..', and contain no path separator or NUL")

@@ -1,0 +1,78 @@
+"""`readable_cache`: a cache file as text (SPEC RC-1..RC-3)."""
+from __future__ import annotations
+
+import dis
+import io
+import os
+import stat
+from typing import Any
+
+from torchair_ref.inference import artifact, bytecode
+
+_RULE = "=" * 100
+
+
+def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file: str | os.PathLike | None = None) -> str:
+    """RC-1..RC-3: the readable text of `cache_bin`; printed when `print_output`, written as Python to `file`."""
+    cache_bin = os.fspath(cache_bin)
+    if not os.path.lexists(cache_bin):
+        raise ValueError(f"Cache file {cache_bin} is not exists")
+    if os.path.islink(cache_bin):
+        raise ValueError(f"Cache file {cache_bin} can not be a symlink")
+    payload = artifact.read(cache_bin)
+    text = render(payload)
+    if print_output:
+        print(text)
+    if file is not None:
+        _write_python(os.fspath(file), text, graph_code(payload["graph"]))
+    return text
+
+
+def render(payload: dict[str, Any]) -> str:
+    """RC-2: metadata, the compiled graph's signature, and the disassembly of the cached caller frame."""
+    graph = payload["graph"]
+    lines = [
+        _RULE,
+        f"name: {payload['name']}",
+        f"date: {payload['created']}",
+        f"format version: {artifact.FORMAT_VERSION}",
+        "environment: " + ", ".join(f"{k}={v}" for k, v in sorted(payload["environment"].items())),
+        _RULE,
+        f"compiled graph: {graph['compiler']} graph module"
+        + (" replayed from a CUDA graph" if graph.get("cudagraphs") else ""),
+        "inputs:",
+    ]
+    for i, meta in enumerate(payload["inputs"]):
+        if meta["kind"] == "tensor":
+            shape = ", ".join("?" if d is None else str(d) for d in meta["shape"])
+            lines.append(f"  {i}: {meta['role']} {meta['source']}: {meta['dtype']}[{shape}] on {meta['device']}")
+        else:
+            lines.append(f"  {i}: {meta['role']} {meta['source']}: {meta['kind']}")
+    lines.append("compile options:")
+    lines.extend(f"  {key}: {value}" for key, value in sorted(payload["options"].items()))
+    lines += [_RULE, "caller frame (Dynamo's bytecode for the cached method):"]
+    out = io.StringIO()
+    dis.dis(bytecode.decode(payload["bytecode"]), file=out)
+    lines.append(out.getvalue().rstrip("\n"))
+    lines.append(_RULE)
+    return "\n".join(lines)
+
+
+def graph_code(record: dict[str, Any]) -> str:
+    """The compiled graph's generated Python code."""
+    return record.get("code") or record.get("source") or ""
+
+
+def _write_python(path: str, text: str, code: str) -> None:
+    """RC-3: `# ` comments then the graph code, mode 0600; refuses symlinks and files that are not privately ours."""
+    if os.path.islink(path):
+        raise ValueError(f"Output file {path} can not be a symlink")
+    if os.path.lexists(path):
+        info = os.stat(path)
+        if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != 0o600:
+            raise ValueError(
+                f"Output file {path} must be owned by the current user with mode 0600 "
+                f"(it is uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o}); remove it or chmod 600 it"
+            )
+    commented = "\n".join(("# " + line).rstrip() for line in text.splitlines())
+    artifact.atomic_write(os.path.abspath(path), (commented + "\n\n" + code.rstrip("\n") + "\n").encode("utf-8"))
