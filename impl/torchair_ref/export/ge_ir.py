@@ -171,7 +171,9 @@ def parse_proto(text: str, source: str = PROTO_FILE) -> descriptor_pb2.FileDescr
                 while toks.peek() != "}":
                     field(msg, inner, len(msg.oneof_decl) - 1)
                 toks.take("}")
-            elif head in {"option", "reserved", "extensions", "extend", "optional", "import", "service", None}:
+            elif head is None:
+                raise ProtoSyntaxError(f"{source}: unexpected end of file in message {msg.name}")
+            elif head in {"option", "reserved", "extensions", "extend", "optional", "import", "service"}:
                 raise toks.fail("unsupported proto construct")
             else:
                 field(msg, inner, None)

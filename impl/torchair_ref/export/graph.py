@@ -39,6 +39,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 from google.protobuf import text_format
 from google.protobuf.text_encoding import CEscape
+from torch._functorch import config as functorch_config
 from torch._functorch.aot_autograd import aot_module_simplified
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
@@ -101,7 +102,8 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
     # (EX-10); it also means repeated exports never run into Dynamo's recompile limit.
     entry = types.FunctionType(_call_model.__code__.replace(), _call_model.__globals__, _call_model.__name__)
     compiled = torch.compile(entry, backend=backend, fullgraph=True, dynamic=dynamic)
-    with torch.no_grad():
+    # A forced AOTAutograd cache hit would skip ``keep`` and leave nothing recorded.
+    with torch.no_grad(), functorch_config.patch(force_autograd_cache=False):
         try:
             compiled(model, args, kwargs)
         except _GraphCaptured:
