@@ -60,7 +60,7 @@ SCALAR_TYPES = {"string": F.TYPE_STRING, "bytes": F.TYPE_BYTES, "int64": F.TYPE_
 MESSAGES = {
     "ModelDef": ge_ir.ModelDef, "GraphDef": ge_ir.GraphDef, "OpDef": ge_ir.OpDef,
     "TensorDescriptor": ge_ir.TensorDescriptor, "ShapeDef": ge_ir.ShapeDef, "TensorDef": ge_ir.TensorDef,
-    "NamedAttrs": ge_ir.NamedAttrs, "AttrDef": ge_ir.AttrDef, "ListValue": ge_ir.AttrDef.ListValue,
+    "NamedAttrs": ge_ir.NamedAttrs, "AttrDef": ge_ir.AttrDef, "ListValue": ge_ir.ListValue,
 }  # fmt: skip
 
 

@@ -26,6 +26,8 @@ __all__ = [
     "AttrDef",
     "DataType",
     "GraphDef",
+    "ListValue",
+    "ListValueType",
     "ModelDef",
     "NamedAttrs",
     "OpDef",
@@ -235,6 +237,8 @@ ModelDef = _message_class(POOL, "ge.proto.ModelDef")
 GraphDef = _message_class(POOL, "ge.proto.GraphDef")
 OpDef = _message_class(POOL, "ge.proto.OpDef")
 AttrDef = _message_class(POOL, "ge.proto.AttrDef")
+# Not reached as AttrDef.ListValue: the pure-Python runtime does not attach nested classes to factory-made ones.
+ListValue = _message_class(POOL, "ge.proto.AttrDef.ListValue")
 NamedAttrs = _message_class(POOL, "ge.proto.NamedAttrs")
 ShapeDef = _message_class(POOL, "ge.proto.ShapeDef")
 TensorDescriptor = _message_class(POOL, "ge.proto.TensorDescriptor")

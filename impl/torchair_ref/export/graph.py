@@ -443,7 +443,7 @@ def _attr_lines(attr: Any, indent: int) -> list[str]:
             f"{pad}}}",
         ]
     if kind == "list" and attr.list.dt:
-        rest = ge_ir.AttrDef.ListValue()
+        rest = ge_ir.ListValue()
         rest.CopyFrom(attr.list)
         rest.ClearField("dt")
         dts = [f"{pad}  dt: {_dtype_name(v)}" for v in attr.list.dt]
