@@ -265,3 +265,23 @@ def test_model_without_tensor_work(tmp_path):
     """EX-7: a model that computes nothing has no graph to export: a ValueError that says so."""
     with pytest.raises(ValueError, match="no graph to export"):
         dynamo_export(torch.randn(2), model=ReturnsNothing(), export_path=str(tmp_path))
+
+
+class Scales(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, n, *, flag):
+        return self.fc(x) * n if flag else x
+
+
+def test_dynamic_int_input_is_a_scalar_data(tmp_path):
+    """EX-9/EX-7: with dynamic=True an int argument becomes a symbolic input: an int64 scalar Data op."""
+    dynamo_export(torch.randn(3, 4), 5, model=Scales(), export_path=str(tmp_path), dynamic=True, flag=True)
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    found = [(op.name, op.attr["index"].i, ge_ir.DataType.Name(op.output_desc[0].dtype),
+              list(op.output_desc[0].shape.dim)) for op in checks.ops_of(graph, "Data")]  # fmt: skip
+    assert found == [("args_0", 0, "DT_FLOAT", [-1, 4]), ("args_1", 1, "DT_INT64", [])], found
+    mul = checks.ops_of(graph, "aten.mul.Tensor")[0]
+    assert list(mul.input)[1] == "args_1:0", list(mul.input)

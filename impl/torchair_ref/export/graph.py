@@ -55,7 +55,7 @@ class GraphInput:
     role: str  # USER, WEIGHT or CONSTANT
     name: str  # user input: path in (args, kwargs); weight: fqn; constant: constant_<k>
     value: Any  # the real tensor (or, for a symbolic user int, its SymInt)
-    node: torch.fx.Node | None  # the placeholder, or None for a constant read with get_attr
+    node: torch.fx.Node  # the placeholder, or the get_attr node of a constant
     position: int = 0  # order among user inputs
 
 
@@ -89,12 +89,11 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
             return aten_gm
 
         aot_module_simplified(gm, example_inputs, fw_compiler=keep)
-        # AOTAutograd's inputs: the graph module's own parameters and buffers, then the example inputs.
-        recorded["inputs"] = [
-            *dict(gm.named_parameters(remove_duplicate=False)).values(),
-            *dict(gm.named_buffers(remove_duplicate=False)).values(),
-            *example_inputs,
-        ]
+        # AOTAutograd's inputs: the graph module's own parameters and buffers, then the example inputs; Dynamo
+        # names its placeholders after their source (``l_args_1_`` for ``args[1]``).
+        own = {**dict(gm.named_parameters(remove_duplicate=False)), **dict(gm.named_buffers(remove_duplicate=False))}
+        recorded["inputs"] = [*own.values(), *example_inputs]
+        recorded["sources"] = [*own, *(n.name for n in gm.graph.nodes if n.op == "placeholder")]
         return _stop
 
     # Dynamo caches compiled code on the code object of the frame it compiles. A fresh copy of the entry's code per
@@ -113,10 +112,12 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
             f"model {type(model).__name__} runs no tensor operation on the example inputs, so there is no graph to "
             "export; pass the inputs the model computes with as dynamo_export(*args, model=..., **kwargs)"
         )
-    return _classify(model, args, kwargs, recorded["gm"], recorded["inputs"])
+    return _classify(model, args, kwargs, recorded["gm"], recorded["inputs"], recorded["sources"])
 
 
-def _classify(model: torch.nn.Module, args: tuple, kwargs: dict, gm: torch.fx.GraphModule, values: list[Any]):
+def _classify(
+    model: torch.nn.Module, args: tuple, kwargs: dict, gm: torch.fx.GraphModule, values: list[Any], sources: list[str]
+) -> CapturedGraph:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(values):
         raise RuntimeError(f"internal: {len(placeholders)} graph placeholders for {len(values)} captured inputs")
@@ -129,9 +130,9 @@ def _classify(model: torch.nn.Module, args: tuple, kwargs: dict, gm: torch.fx.Gr
         model_tensors.setdefault(id(t), fqn)
 
     captured = CapturedGraph(gm)
-    symbols: list[tuple[torch.fx.Node, Any]] = []
+    symbols: list[tuple[torch.fx.Node, Any, str]] = []
     constants = 0
-    for node, value in zip(placeholders, values):
+    for node, value, source in zip(placeholders, values, sources):
         if isinstance(value, torch.Tensor) and id(value) in user_tensors:
             position, name = user_tensors[id(value)]
             captured.inputs.append(GraphInput(USER, name, value, node, position))
@@ -141,17 +142,18 @@ def _classify(model: torch.nn.Module, args: tuple, kwargs: dict, gm: torch.fx.Gr
             captured.inputs.append(GraphInput(CONSTANT, f"constant_{constants}", value, node))
             constants += 1
         else:
-            symbols.append((node, value))
+            symbols.append((node, value, source))
     for node in gm.graph.nodes:
         if node.op == "get_attr":
             value = _get_attr(gm, node.target)
             if isinstance(value, torch.Tensor):
                 captured.inputs.append(GraphInput(CONSTANT, f"constant_{constants}", value, node))
                 constants += 1
-    for node, value in symbols:
+    for node, value, source in symbols:
         if not _read_size_from_inputs(gm, node, captured.inputs):
             # A symbolic int the user passed (dynamic=True makes int arguments symbolic): a scalar input.
-            captured.inputs.append(GraphInput(USER, node.name, value, node, len(leaves) + len(symbols)))
+            name = m.group(1) if (m := re.fullmatch(r"l_((?:args|kwargs)_.*)_", source)) else node.name
+            captured.inputs.append(GraphInput(USER, name, value, node, len(leaves)))
     captured.inputs.sort(key=lambda i: (i.role != USER, i.position))  # stable: weights and constants keep order
     return captured
 
@@ -180,7 +182,7 @@ def _read_size_from_inputs(gm: torch.fx.GraphModule, node: torch.fx.Node, inputs
     if not isinstance(symbol, torch.SymInt):
         return False
     for graph_input in sorted(inputs, key=lambda i: i.role != USER):
-        fake = graph_input.node.meta.get("val") if graph_input.node is not None else None
+        fake = graph_input.node.meta.get("val")
         if not isinstance(fake, torch.Tensor) or graph_input.node.op != "placeholder":
             continue
         for dim, size in enumerate(fake.shape):
@@ -232,17 +234,18 @@ def _schema_types(node: torch.fx.Node) -> dict[str, str]:
     return {a.name: str(a.type) for a in schema.arguments} if schema is not None else {}
 
 
-def _desc(value: Any, name: str = "") -> Any:
-    desc = ge_ir.TensorDescriptor(name=name, layout="ND")
+def _desc(value: Any) -> Any:
+    """The descriptor of one output: a tensor's dtype and shape (-1 for symbolic dims); scalars have shape []."""
+    desc = ge_ir.TensorDescriptor(layout="ND")
     if isinstance(value, torch.Tensor):
         desc.dtype = ge_ir.ge_dtype(value.dtype)
         desc.shape.dim.extend(int(d) if is_concrete_int(d) else -1 for d in value.shape)
+    elif isinstance(value, (bool, torch.SymBool)):
+        desc.dtype = ge_ir.DataType.Value("DT_BOOL")
     elif isinstance(value, (int, torch.SymInt)):
         desc.dtype = ge_ir.DataType.Value("DT_INT64")
     elif isinstance(value, (float, torch.SymFloat)):
         desc.dtype = ge_ir.DataType.Value("DT_DOUBLE")
-    elif isinstance(value, (bool, torch.SymBool)):
-        desc.dtype = ge_ir.DataType.Value("DT_BOOL")
     return desc
 
 
@@ -310,6 +313,7 @@ class _Builder:
         self.src: dict[torch.fx.Node, tuple[str, int]] = {}  # value node -> (op name, output index)
         self.multi: dict[torch.fx.Node, str] = {}  # node with several outputs -> op name
         self.descs: dict[tuple[str, int], Any] = {}
+        self.data_ops = 0
 
     def unique(self, name: str) -> str:
         candidate, k = name, 0
@@ -319,14 +323,13 @@ class _Builder:
         self.names.add(candidate)
         return candidate
 
-    def emit(self, op: Any, outputs: list[Any]) -> Any:
+    def emit(self, op: Any, outputs: list[Any]) -> None:
         for i, value in enumerate(outputs):
             desc = _desc(value)
             op.output_desc.append(desc)
             self.descs[(op.name, i)] = desc
         op.id = len(self.graph.op)
         self.graph.op.extend([op])
-        return op
 
     def source(self, node: torch.fx.Node) -> tuple[str, int]:
         if node in self.multi:
@@ -342,11 +345,11 @@ class _Builder:
 
     def data(self, graph_input: GraphInput) -> str:
         op = ge_ir.OpDef(name=self.unique(graph_input.name), type="Data")
-        op.attr["index"].i = sum(1 for o in self.graph.op if o.type == "Data")
-        fake = graph_input.node.meta.get("val") if graph_input.node is not None else None
+        op.attr["index"].i = self.data_ops
+        self.data_ops += 1
+        fake = graph_input.node.meta.get("val")
         self.emit(op, [fake if fake is not None else graph_input.value])
-        if graph_input.node is not None:
-            self.src[graph_input.node] = (op.name, 0)
+        self.src[graph_input.node] = (op.name, 0)
         return op.name
 
     def call(self, node: torch.fx.Node) -> None:
