@@ -54,7 +54,9 @@ def test_cli_on_a_bad_file(tmp_path):
     assert f"error: {bad} is not a GE IR ModelDef protobuf" in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize("content", [b"", b"hello world, plain text\n", b"\x0a\x03abc"], ids=["empty", "text", "no-graph"])
+@pytest.mark.parametrize(
+    "content", [b"", b"hello world, plain text\n", b"\x0a\x03abc"], ids=["empty", "text", "no-graph"]
+)
 def test_files_without_a_graph_are_not_air(tmp_path, content, capsys):
     """EX-7: empty files, text and ModelDefs without a graph are refused with exit status 2."""
     path = tmp_path / "x.air"

@@ -1,4 +1,7 @@
-"""Properties of exports of generated MLPs: depth, widths, dtypes, tied weights, both sides of EX-6 (EX-6, EX-7, EX-9)."""
+"""Properties of exports of generated MLPs: depth, widths, dtypes, tied weights, both sides of the threshold.
+
+Clauses: EX-6, EX-7, EX-9.
+"""
 
 from __future__ import annotations
 

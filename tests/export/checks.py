@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import types
 from collections import Counter
 from typing import Any
 
@@ -64,7 +63,8 @@ def assert_const_holds(op: Any, t: torch.Tensor) -> None:
     """EX-6: an inline weight is a Const whose TensorDef has the weight's dtype, shape and raw bytes."""
     assert op.type == "Const", f"{op.name}: expected Const, found {op.type}"
     value = op.attr["value"].t
-    assert list(value.desc.shape.dim) == list(t.shape), f"{op.name}: shape {list(value.desc.shape.dim)} != {list(t.shape)}"
+    shape = list(value.desc.shape.dim)
+    assert shape == list(t.shape), f"{op.name}: shape {shape} != {list(t.shape)}"
     assert value.desc.layout == "ND", f"{op.name}: layout {value.desc.layout!r}"
     assert value.data == storage_bytes(t), f"{op.name}: Const data ({len(value.data)} bytes) differs from the weight"
     assert value.desc == op.output_desc[0], f"{op.name}: value desc {value.desc} != output_desc[0] {op.output_desc[0]}"
@@ -108,7 +108,3 @@ def pbtxt_nodes(text: str) -> list[dict[str, Any]]:
         inputs = re.findall(r'^  input: "(.*)"$', block, flags=re.M)
         nodes.append({"name": name.group(1), "op": op.group(1), "inputs": inputs, "text": block})
     return nodes
-
-
-def namespace(**kw: Any) -> types.SimpleNamespace:
-    return types.SimpleNamespace(**kw)

@@ -52,7 +52,8 @@ def _rank_main(rank: int, world_size: int, port: int, root: str) -> None:
     )
     try:
         model, x = AllReduceModel(rank), torch.randn(2, 4)
-        dynamo_export(x, model=model, export_path=os.path.join(root, "plain"), export_name="net", config=checks.config())
+        plain = os.path.join(root, "plain")
+        dynamo_export(x, model=model, export_path=plain, export_name="net", config=checks.config())
         with externalize_threshold(0):
             dynamo_export(x, model=model, export_path=os.path.join(root, "atc"), export_name="net",
                           config=checks.config(atc=True))  # fmt: skip

@@ -19,7 +19,8 @@ def model_relation_config(export_name: str, world_size: int, groups: dict[str, l
     submodels = [f"{export_name}{rank}.air" for rank in range(world_size)]
     return {
         "deploy_config": [
-            {"submodel_name": submodel, "deploy_device_id_list": f"0:0:{rank}"} for rank, submodel in enumerate(submodels)
+            {"submodel_name": submodel, "deploy_device_id_list": f"0:0:{rank}"}
+            for rank, submodel in enumerate(submodels)
         ],
         "model_name_to_instance_id": [
             {"submodel_name": submodel, "model_instance_id": rank} for rank, submodel in enumerate(submodels)

@@ -83,7 +83,8 @@ class _Tokens:
 
     def take(self, expected: str | None = None) -> str:
         if self.i >= len(self.items):
-            raise ProtoSyntaxError(f"{self.source}: unexpected end of file" + (f", expected {expected!r}" if expected else ""))
+            wanted = f", expected {expected!r}" if expected else ""
+            raise ProtoSyntaxError(f"{self.source}: unexpected end of file{wanted}")
         tok, line = self.items[self.i]
         if expected is not None and tok != expected:
             raise ProtoSyntaxError(f"{self.source}:{line}: expected {expected!r}, found {tok!r}")

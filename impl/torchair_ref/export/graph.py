@@ -469,7 +469,8 @@ def to_pbtxt(graph: Any) -> str:
         lines += ["node {", f"  name: {_quote(op.name)}", f"  op: {_quote(op.type)}"]
         lines += [f"  input: {_quote(i)}" for i in op.input]
         for key in sorted(op.attr):
-            lines += ["  attr {", f"    key: {_quote(key)}", "    value {", *_attr_lines(op.attr[key], 6), "    }", "  }"]
+            value = _attr_lines(op.attr[key], 6)
+            lines += ["  attr {", f"    key: {_quote(key)}", "    value {", *value, "    }", "  }"]
         for desc in op.output_desc:
             lines += ["  output_desc {", *_message_lines(desc, 4), "  }"]
         lines.append("}")

@@ -139,7 +139,9 @@ def render_text(s: Summary) -> str:
     inline = [w for w in s.weights if w.kind == "Const"]
     external = [w for w in s.weights if w.kind == "FileConstant"]
     inline_bytes = sum(w.nbytes or 0 for w in inline)
-    lines.append(f"weights: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)")
+    lines.append(
+        f"weights: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
+    )
     for w in external:
         lines.append(f"  {w.name}  {w.dtype} {w.shape}  {_describe_file(w)}")
     lines += [f"  {w.name}  Const data does not match {w.dtype} {w.shape}" for w in inline if not w.ok]
