@@ -285,3 +285,16 @@ def test_dynamic_int_input_is_a_scalar_data(tmp_path):
     assert found == [("args_0", 0, "DT_FLOAT", [-1, 4]), ("args_1", 1, "DT_INT64", [])], found
     mul = checks.ops_of(graph, "aten.mul.Tensor")[0]
     assert list(mul.input)[1] == "args_1:0", list(mul.input)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"export_path": 123}, "export_path must be a str or os.PathLike, got int"),
+    ({"export_name": b"net"}, "export_name must be a str, got bytes"),
+    ({"dynamic": "yes"}, "dynamic must be a bool, got str"),
+])  # fmt: skip
+def test_argument_types(tmp_path, kwargs, message):
+    """EX-1: arguments of the wrong type are TypeErrors naming the argument."""
+    kwargs = {"export_path": str(tmp_path / "out"), **kwargs}
+    with pytest.raises(TypeError, match=message):
+        dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), **kwargs)
+    assert not (tmp_path / "out").exists()

@@ -232,3 +232,19 @@ def test_symlinked_weight_file_is_refused(tmp_path, caplog):
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "fc1_weight" in errors[0], errors
     assert target.read_bytes() == b"precious" and sorted(p.name for p in out.iterdir()) == ["fc1_weight"]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("external", [False, True], ids=["inline", "file"])
+def test_cuda_weights(tmp_path, external):
+    """EX-6/EX-7: weights on a CUDA device are stored as their exact bytes, like CPU ones."""
+    model = models.TwoLayer(torch.bfloat16).cuda()
+    with externalize_threshold(0 if external else DEFAULT_THRESHOLD):
+        dynamo_export(torch.randn(2, 4, dtype=torch.bfloat16, device="cuda"), model=model, export_path=str(tmp_path))
+    ops = {op.name: op for op in checks.load_air(tmp_path / "export.air").graph[0].op}
+    for fqn, t in _weights(model).items():
+        if external:
+            checks.assert_file_constant_holds(ops[fqn], t.cpu(), tmp_path, fqn)
+        else:
+            checks.assert_const_holds(ops[fqn], t.cpu())
