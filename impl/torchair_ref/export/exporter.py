@@ -59,8 +59,12 @@ def _distributed() -> tuple[int | None, int]:
     return None, 1
 
 
-def _symlink(paths: list[str]) -> str | None:
-    return next((p for p in paths if os.path.islink(p)), None)
+def _refused(paths: list[str]) -> bool:
+    """EX-2: True (after one ERROR line) when one of the paths is a symlink, which the export never writes through."""
+    link = next((p for p in paths if os.path.islink(p)), None)
+    if link is not None:
+        logger.error("dynamo_export: %s is a symlink; refusing to write through it, nothing was exported", link)
+    return link is not None
 
 
 def _flag(config: Any, path: str) -> bool:
@@ -93,10 +97,7 @@ def dynamo_export(
         config = CompilerConfig()
     rank, world_size = _distributed()
     layout = export_layout(os.fspath(export_path), name, rank)
-
-    link = _symlink([layout.root, layout.air])
-    if link is not None:
-        logger.error("dynamo_export: %s is a symlink; refusing to write through it, nothing was exported", link)
+    if _refused([layout.root, layout.air]):
         return None
     if os.path.exists(layout.root) and not os.path.isdir(layout.root):
         raise NotADirectoryError(
@@ -110,18 +111,17 @@ def dynamo_export(
     model_def = ge_ir.ModelDef(name=name)
     model_def.graph.extend([graph_def])
     main = model_def.graph[0]
-    by_role: dict[str, list[weights.Weight]] = {graph.USER: [], graph.WEIGHT: [], graph.CONSTANT: []}
-    for graph_input, op_name in zip(captured.inputs, op_names):
-        by_role[graph_input.role].append(weights.Weight(op_name, graph_input.name, graph_input.value))
-    as_weight, constants = by_role[graph.WEIGHT], by_role[graph.CONSTANT]
+    inputs = list(zip(captured.inputs, op_names))
+    constants = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == graph.CONSTANT]
+    model_weights = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == graph.WEIGHT]
     weights.inline_constants(main, constants)
     graph_bytes, threshold = model_def.ByteSize(), weights.current_threshold()
-    files = weights.place_weights(main, as_weight, layout.rank_dir, graph_bytes=graph_bytes, threshold=threshold)
+    files = weights.place_weights(main, model_weights, layout.rank_dir, graph_bytes=graph_bytes, threshold=threshold)
     logger.info(
         "dynamo_export: graph %d bytes + %d weights of %d bytes %s threshold %d: weights %s",
         graph_bytes,
-        len(as_weight),
-        sum(w.nbytes for w in as_weight),
+        len(model_weights),
+        sum(w.nbytes for w in model_weights),
         ">" if files else "<=",
         threshold,
         "in files" if files else "inline",
@@ -131,17 +131,8 @@ def dynamo_export(
     outputs = [(layout.air, model_def.SerializeToString()), (layout.pbtxt, graph.to_pbtxt(main).encode())]
     groups = graph.process_groups(captured.gm)
     if rank == 0 and groups and _flag(config, "export.experimental.auto_atc_config_generated"):
-        ranks = atc_config.group_ranks(groups)
-        outputs += [
-            (
-                os.path.join(layout.root, atc_config.MODEL_RELATION_CONFIG),
-                atc_config.render(atc_config.model_relation_config(name, world_size, ranks)),
-            ),
-            (os.path.join(layout.root, atc_config.NUMA_CONFIG), atc_config.render(atc_config.numa_config(world_size))),
-        ]
-    link = _symlink([layout.rank_dir, *(p for p, _ in outputs), *(p for p, _ in files)])
-    if link is not None:
-        logger.error("dynamo_export: %s is a symlink; refusing to write through it, nothing was exported", link)
+        outputs += _atc_outputs(layout.root, name, world_size, atc_config.group_ranks(groups))
+    if _refused([layout.rank_dir, *(p for p, _ in outputs), *(p for p, _ in files)]):
         return None
 
     os.makedirs(layout.rank_dir, exist_ok=True)
@@ -150,3 +141,11 @@ def dynamo_export(
         write_file(path, data)
     logger.info("dynamo_export: wrote %s", layout.air)
     return None
+
+
+def _atc_outputs(root: str, name: str, world_size: int, groups: dict[str, list[int]]) -> list[tuple[str, bytes]]:
+    relation = atc_config.model_relation_config(name, world_size, groups)
+    return [
+        (os.path.join(root, atc_config.MODEL_RELATION_CONFIG), atc_config.render(relation)),
+        (os.path.join(root, atc_config.NUMA_CONFIG), atc_config.render(atc_config.numa_config(world_size))),
+    ]
