@@ -357,7 +357,6 @@ class _Builder:
             self.src[node] = (self.multi[node.args[0]], node.args[1])
             return
         op = ge_ir.OpDef(type=_op_type(node.target))
-        pending_name = node.name
         schema_types = _schema_types(node)
         for arg_name, value in _arguments(node):
             nodes = [v for v in pytree.tree_leaves(value) if isinstance(v, torch.fx.Node)]
@@ -368,10 +367,10 @@ class _Builder:
                     if v is not None:
                         self.connect(op, self.source(v), f"{arg_name}{k}")
             elif nodes:
-                self.connect(op, self.pack(f"{pending_name}_{arg_name}", value), arg_name)
+                self.connect(op, self.pack(f"{node.name}_{arg_name}", value), arg_name)
             elif not set_attr(op.attr[arg_name], value, schema_types.get(arg_name, "")):
                 del op.attr[arg_name]
-        op.name = self.unique(pending_name)
+        op.name = self.unique(node.name)  # after any Pack op it needed, so that ops stay in topological order
         stack = node.meta.get("nn_module_stack")
         if self.record_module_stack and stack:
             op.attr["nn_module_stack"].s = module_stack_text(stack).encode()
