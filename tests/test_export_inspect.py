@@ -17,7 +17,11 @@ from torchair_ref.export import inspect as air_inspect
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "torchair_ref.export.inspect", *argv], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "torchair_ref.export.inspect", *argv],
+        env=checks.child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -104,3 +108,11 @@ def test_inline_summary(tmp_path):
     assert summary.dtypes["DT_FLOAT16"] > 0 and summary.ok, summary
     text = air_inspect.render_text(summary)
     assert f"weights: 5 inline (Const, {nbytes} bytes), 0 external" in text, text
+
+
+def test_inspect_does_not_import_torch():
+    """EX-7: reading an .air needs only protobuf: the inspect module loads without importing torch."""
+    code = "import sys, torchair_ref.export.inspect; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))"
+    result = subprocess.run([sys.executable, "-c", code], env=checks.child_env(), capture_output=True, text=True,
+                            timeout=60)  # fmt: skip
+    assert result.returncode == 0 and result.stdout.strip() == "[]", (result.stdout[:500], result.stderr[-2000:])

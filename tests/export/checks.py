@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+import torchair_ref
 from torchair_ref.config import CompilerConfig
 from torchair_ref.export import ge_ir
 
@@ -20,6 +21,15 @@ def config(*, atc: bool = False, module_stack: bool = False) -> CompilerConfig:
     c.export.experimental.auto_atc_config_generated = atc
     c.export.experimental.enable_record_nn_module_stack = module_stack
     return c
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a child interpreter that must import this torchair_ref and the tests package, whatever
+    the working directory (tests run in their tmp_path) and however PYTHONPATH was given (possibly relative)."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(torchair_ref.__file__)))
+    tests_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([package_parent, tests_parent, *inherited])}
 
 
 def load_air(path: str | os.PathLike) -> Any:
