@@ -6,38 +6,30 @@ The surface is resolved on first use, so `import torchair_ref.config` or `.infer
 """
 from __future__ import annotations
 
-import importlib
 import logging
 from typing import Any
+
+from torchair_ref._lazy import surface
 
 __version__ = "0.1.0"
 logger = logging.getLogger("torchair_ref")
 
-#: public name -> (module, attribute or None for the module itself)
+#: public name -> module that defines it
 _SURFACE = {
-    "CompilerConfig": ("torchair_ref.config", "CompilerConfig"),
-    "get_npu_backend": ("torchair_ref.backend", "get_npu_backend"),
-    "dynamo_export": ("torchair_ref.export", "dynamo_export"),
-    "inference": ("torchair_ref.inference", None),
+    "CompilerConfig": "torchair_ref.config",
+    "get_npu_backend": "torchair_ref.backend",
+    "dynamo_export": "torchair_ref.export",
+    "inference": "torchair_ref.inference",
 }
 __all__ = [*_SURFACE, "logger", "__conformance__"]
+_resolve, __dir__ = surface(__name__, _SURFACE, globals())
 
 
 def __getattr__(name: str) -> Any:
     if name == "__conformance__":
-        value = _conformance()
-    elif name in _SURFACE:
-        module_name, attribute = _SURFACE[name]
-        module = importlib.import_module(module_name)
-        value = module if attribute is None else getattr(module, attribute)
-    else:
-        raise AttributeError(f"module 'torchair_ref' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+        globals()[name] = _conformance()
+        return globals()[name]
+    return _resolve(name)
 
 
 def _conformance() -> dict:

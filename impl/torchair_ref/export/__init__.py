@@ -6,8 +6,7 @@ first use, so that the inspect CLI and ``ge_ir`` load without importing torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from torchair_ref._lazy import surface
 
 #: public name -> module that defines it
 _SURFACE = {
@@ -16,15 +15,4 @@ _SURFACE = {
     "DEFAULT_THRESHOLD": "torchair_ref.export.weights",
 }
 __all__ = list(_SURFACE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _SURFACE:
-        raise AttributeError(f"module 'torchair_ref.export' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_SURFACE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = surface(__name__, _SURFACE, globals())
