@@ -110,7 +110,8 @@ def call(model: torch.nn.Module, spec: dict, seed: int):
 
 def digest(value) -> object:
     if isinstance(value, torch.Tensor):
-        return {"sha256": hashlib.sha256(value.detach().contiguous().numpy().tobytes()).hexdigest(),
+        raw = bytes(value.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
+        return {"sha256": hashlib.sha256(raw).hexdigest(),
                 "shape": list(value.shape), "requires_grad": value.requires_grad, "grad_fn": value.grad_fn is not None}
     if isinstance(value, (tuple, list)):
         return [digest(v) for v in value]
