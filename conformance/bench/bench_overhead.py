@@ -31,8 +31,7 @@ def subjects(bench_options: harness.Options, tmp_path_factory: Any) -> dict[str,
     args, kwargs = built.args, built.kwargs
     cached(*args, **kwargs)
     direct = overhead.direct_graph(built.bound(), args, kwargs, compiler=opts.compiler, dynamic=opts.dynamic)
-    with torch.no_grad():
-        yield {"cached": lambda: cached(*args, **kwargs), "direct": direct}
+    return {"cached": lambda: cached(*args, **kwargs), "direct": direct}
 
 
 @pytest.mark.parametrize("subject", ["cached", "direct"])
