@@ -149,9 +149,23 @@ class WorkerError(AssertionError):
     """A worker process died or printed no result."""
 
 
-def _worker_env(extra: Optional[Mapping[str, str]]) -> Dict[str, str]:
+def _import_root(impl: str) -> Optional[str]:
+    """The sys.path entry the implementation under test was imported from (so workers import the same one)."""
+    top = sys.modules.get(impl.split(".")[0])
+    origin = getattr(top, "__file__", None)
+    if not origin:
+        return None
+    path = Path(origin).resolve().parent
+    return str(path.parent if path.name == impl.split(".")[0] else path)
+
+
+def _worker_env(impl: str, extra: Optional[Mapping[str, Optional[str]]]) -> Dict[str, str]:
+    """The parent's environment, with a PYTHONPATH that works from any cwd: the suite, the implementation's
+    import root, then the parent's entries made absolute."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p)
+    inherited = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    entries = [_PACKAGE_PARENT, _import_root(impl)] + inherited
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in entries if p))
     env.pop("TORCHAIR_CACHE_HOME", None)
     for key, value in (extra or {}).items():
         if value is None:
@@ -177,7 +191,7 @@ def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: Optional[os
     job = {**job, "impl": impl}
     proc = subprocess.run(
         [sys.executable, "-m", f"conformance.workers.{kind}"],
-        input=json.dumps(job), capture_output=True, text=True, cwd=cwd, env=_worker_env({ENV_VAR: impl, **(env or {})}),
+        input=json.dumps(job), capture_output=True, text=True, cwd=cwd, env=_worker_env(impl, {ENV_VAR: impl, **(env or {})}),
         timeout=timeout,
     )
     return _parse(kind, proc.stdout, proc.stderr, proc.returncode, job)
@@ -200,7 +214,7 @@ def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.
                     "WORLD_SIZE": str(len(jobs)), ENV_VAR: impl, **(env or {})}
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "conformance.workers.rank"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, cwd=cwd, env=_worker_env(rank_env),
+            stderr=subprocess.PIPE, text=True, cwd=cwd, env=_worker_env(impl, rank_env),
         ))
     results = []
     try:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 __all__ = ["PROFILES", "DEFAULT", "Profile", "register", "activate", "active", "examples"]
 
@@ -55,6 +55,8 @@ def register() -> None:
             suppress_health_check=_SUPPRESS,
             database=None if name != "dev" else settings.default.database,
             print_blob=True,
+            # Every example compiles: shrinking a failure can take many minutes, so only nightly shrinks.
+            phases=list(Phase) if name == "nightly" else [p for p in Phase if p is not Phase.shrink],
         )
 
 
