@@ -131,8 +131,10 @@ def scratch(prefix: str = "conformance-") -> Iterator[Path]:
         # Broken-cache tests chown/chmod files: make everything removable first.
         for root, dirs, files in os.walk(path):
             for name in dirs + files:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
+                full = os.path.join(root, name)
+                if not os.path.islink(full):
+                    with contextlib.suppress(OSError):
+                        os.chmod(full, 0o700)
         shutil.rmtree(path, ignore_errors=True)
 
 
