@@ -127,14 +127,43 @@ def compile_dynamo_graph(
 def reject_rng_ops(aten_gm: Any) -> None:
     """CC-13: raise if any node calls an operator that depends on the random generator."""
     for node in aten_gm.graph.nodes:
-        target = node.target
-        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
-            continue
-        if torch.Tag.nondeterministic_seeded in target.tags or target._opname in _RNG_OP_NAMES:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and draws_random(node):
             raise RngOperatorError(
-                f"Cache compile does not support operator that depend on RNG, got {target} (node {node.name}); "
+                f"Cache compile does not support operator that depend on RNG, got {node.target} (node {node.name}); "
                 "generate random values outside the cached method and pass them in as inputs."
             )
+
+
+def draws_random(node: Any) -> bool:
+    """Whether an ATen call draws from the random generator with the arguments it has in this graph.
+
+    Ops tagged `nondeterministic_seeded` do, except when their dropout is off: attention kernels with
+    `dropout_p == 0` and `native_dropout` outside training carry the tag but draw nothing.
+    """
+    target = node.target
+    if target._opname in _RNG_OP_NAMES:
+        return True
+    if torch.Tag.nondeterministic_seeded not in target.tags:
+        return False
+    arguments = _bound_arguments(node)
+    if "dropout_p" in arguments:
+        return arguments["dropout_p"] != 0
+    if target._opname == "native_dropout":
+        return bool(arguments.get("train", True)) and arguments.get("p", 1) != 0
+    return True
+
+
+def _bound_arguments(node: Any) -> dict[str, Any]:
+    """The node's arguments by schema name, defaults filled in."""
+    values = {}
+    for i, argument in enumerate(node.target._schema.arguments):
+        if i < len(node.args):
+            values[argument.name] = node.args[i]
+        elif argument.name in node.kwargs:
+            values[argument.name] = node.kwargs[argument.name]
+        elif argument.has_default_value():
+            values[argument.name] = argument.default_value
+    return values
 
 
 def _runtime_wrapper_problem(n_inputs: int, expected: int) -> str | None:

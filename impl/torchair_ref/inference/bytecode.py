@@ -66,15 +66,83 @@ def injected_globals(code: types.CodeType, module_globals: dict[str, Any]) -> di
     return refs
 
 
-def encode(code: types.CodeType) -> str:
-    return base64.b64encode(marshal.dumps(code)).decode("ascii")
+def encode(code: types.CodeType) -> dict[str, Any]:
+    """The code as data: marshal bytes (base64), with constants marshal cannot write kept aside as data."""
+    constants: list[dict[str, Any]] = []
+    portable = _set_aside_constants(code, (), constants)
+    try:
+        data = marshal.dumps(portable)
+    except ValueError as exc:
+        raise UncacheableError(f"the traced code holds a constant that cannot be written: {exc}") from exc
+    return {"marshal": base64.b64encode(data).decode("ascii"), "constants": constants}
 
 
-def decode(text: str) -> types.CodeType:
-    code = marshal.loads(base64.b64decode(text.encode("ascii"), validate=True))
+def decode(encoded: dict[str, Any]) -> types.CodeType:
+    code = marshal.loads(base64.b64decode(encoded["marshal"].encode("ascii"), validate=True))
     if not isinstance(code, types.CodeType):
         raise ValueError(f"cached bytecode is a {type(code).__name__}, not a code object")
+    for entry in encoded["constants"]:
+        code = _put_back(code, list(entry["at"]), entry["index"], _constant_from_data(entry["value"]))
     return code
+
+
+def _set_aside_constants(code: types.CodeType, at: tuple, out: list) -> types.CodeType:
+    consts = list(code.co_consts)
+    for i, const in enumerate(consts):
+        if isinstance(const, types.CodeType):
+            consts[i] = _set_aside_constants(const, at + (i,), out)
+            continue
+        try:
+            marshal.dumps(const)
+        except ValueError:
+            out.append({"at": list(at), "index": i, "value": _constant_as_data(const)})
+            consts[i] = None
+    return code.replace(co_consts=tuple(consts))
+
+
+def _constant_as_data(const: Any) -> dict[str, Any]:
+    if isinstance(const, tuple) and type(const) is tuple:
+        return {"tuple": [_constant_as_data(item) for item in const]}
+    try:
+        return {"marshal": base64.b64encode(marshal.dumps(const)).decode("ascii")}
+    except ValueError:
+        pass
+    if isinstance(const, torch.Size):
+        return {"size": list(const)}
+    if isinstance(const, torch.dtype):
+        return {"dtype": str(const).removeprefix("torch.")}
+    if isinstance(const, torch.device):
+        return {"device": str(const)}
+    try:
+        return {"ref": _refs.describe(const)}
+    except _refs.UnreferenceableError as exc:
+        raise UncacheableError(f"the traced code holds the constant {const!r}, which cannot be cached") from exc
+
+
+def _constant_from_data(value: dict[str, Any]) -> Any:
+    if "tuple" in value:
+        return tuple(_constant_from_data(item) for item in value["tuple"])
+    if "marshal" in value:
+        return marshal.loads(base64.b64decode(value["marshal"].encode("ascii"), validate=True))
+    if "size" in value:
+        return torch.Size(value["size"])
+    if "dtype" in value:
+        dtype = getattr(torch, value["dtype"])
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"{value['dtype']!r} is not a torch dtype")
+        return dtype
+    if "device" in value:
+        return torch.device(value["device"])
+    return _refs.resolve(value["ref"])
+
+
+def _put_back(code: types.CodeType, at: list[int], index: int, value: Any) -> types.CodeType:
+    consts = list(code.co_consts)
+    if at:
+        consts[at[0]] = _put_back(consts[at[0]], at[1:], index, value)
+    else:
+        consts[index] = value
+    return code.replace(co_consts=tuple(consts))
 
 
 def rebuild(
@@ -112,7 +180,7 @@ def _resolve(ref: dict[str, str]) -> Any:
 
         return builtins.__dict__
     if ref == {"module": "torch._dynamo.utils"} and ref["module"] not in sys.modules:
-        return _DYNAMO_HOOKS  # importing Dynamo costs more than a second; the code only calls its profiling hooks
+        return _DYNAMO_HOOKS  # importing Dynamo costs more than a second; the code only calls these helpers
     return _refs.resolve(ref)
 
 
@@ -133,6 +201,9 @@ def _record_pregraph_bytecode_exit(manager: Any) -> None:
 _DYNAMO_HOOKS = types.SimpleNamespace(
     record_pregraph_bytecode_enter=_record_pregraph_bytecode_enter,
     record_pregraph_bytecode_exit=_record_pregraph_bytecode_exit,
+    call_size=lambda x, i: x.size(i),
+    call_stride=lambda x, i: x.stride(i),
+    call_storage_offset=lambda x: x.storage_offset(),
 )
 _HOOK_NAMES = set(vars(_DYNAMO_HOOKS))
 

@@ -125,6 +125,7 @@ class CachedFunction:
         self._call: Callable | None = None
         self._path: str | None = None
         self._traces = 0
+        self._compile_ids: list = []
         self._compilation: Any = None
         self.__name__ = func.__name__
         self.__qualname__ = func.__qualname__
@@ -227,9 +228,17 @@ class CachedFunction:
         return result
 
     def _backend(self, gm: Any, example_inputs: list) -> Callable:
+        from torch._guards import CompileContext
+
         from torchair_ref.backend import compile_dynamo_graph
 
-        self._traces += 1
+        # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
+        # is still the first trace. A new compile id (0/1) is a recompile (CC-12).
+        trace = CompileContext.current_trace_id()
+        compile_id = trace.compile_id if trace is not None else object()
+        if compile_id not in self._compile_ids:
+            self._compile_ids.append(compile_id)
+        self._traces = len(self._compile_ids)
         if self._traces > 1:
             warnings.warn(
                 f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}); removed "
@@ -259,7 +268,7 @@ class CachedFunction:
         except bytecode.UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
             return
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - the call succeeded; a failed save must not turn it into an error
             warnings.warn(f"{self.__qualname__} could not be cached at {path}: {exc}", UserWarning, stacklevel=4)
             return
         logger.info("%s saved to %s", self.__qualname__, path)

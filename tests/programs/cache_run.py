@@ -1,0 +1,126 @@
+"""A fresh process for the tests: build a model, call its cache_compile'd methods, print one JSON report line.
+
+Usage: python cache_run.py '<job JSON>'. Job keys: model ("seed" or "mlp"), seed, calls (list of
+{"method": ..., "batch": ...}), run_eagerly, mode, dynamic, ge_cache, cache_dir. The report holds output digests,
+Dynamo's counters read after the calls, which compiler modules were imported, and the warnings issued.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import List
+
+import torch
+
+import torchair_ref
+
+
+@dataclass
+class InputMeta:
+    data: torch.Tensor
+    is_prompt: bool
+
+
+class SeedModel(torch.nn.Module):
+    """The seed example of TorchAir's documentation (prompt/decode over an InputMeta and a kv list)."""
+
+    def __init__(self, options: dict) -> None:
+        super().__init__()
+        self.linear1 = torch.nn.Linear(2, 1)
+        self.linear2 = torch.nn.Linear(2, 1)
+        self.cached_prompt = torchair_ref.inference.cache_compile(self.prompt, **options)
+        self.cached_decode = torchair_ref.inference.cache_compile(self.decode, **options)
+
+    def forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+        if x.is_prompt:
+            return self.cached_prompt(x, kv)
+        return self.cached_decode(x, kv)
+
+    def _forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+        return self.linear2(x.data) + self.linear2(kv[0])
+
+    def prompt(self, x: InputMeta, y: List[torch.Tensor]) -> torch.Tensor:
+        return self._forward(x, y)
+
+    def decode(self, x: InputMeta, y: List[torch.Tensor]) -> torch.Tensor:
+        return self._forward(x, y)
+
+
+SCALE = torch.full((16,), 0.5)  # a module-level tensor the cached method reads (rebound on warm start)
+
+
+class MlpModel(torch.nn.Module):
+    """Linear/LayerNorm/GELU with a residual, keyword-only input, a plain tensor attribute and tuple outputs."""
+
+    def __init__(self, options: dict) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.norm = torch.nn.LayerNorm(32)
+        self.fc2 = torch.nn.Linear(32, 16)
+        self.register_buffer("bias2", torch.linspace(-1, 1, 16))
+        self.offset = torch.ones(16)  # not a parameter or buffer
+        self.cached = torchair_ref.inference.cache_compile(self.run, **options)
+
+    def run(self, x: torch.Tensor, *, steps: int = 1):
+        h = torch.nn.functional.gelu(self.norm(self.fc1(x)))
+        y = self.fc2(h) + x + self.bias2 + self.offset * SCALE
+        return y, (x.shape, steps)
+
+
+def build(job: dict) -> tuple[torch.nn.Module, dict]:
+    config = torchair_ref.CompilerConfig()
+    config.debug.run_eagerly = job.get("run_eagerly", True)
+    config.mode = job.get("mode", "max-autotune")
+    options = {"config": config, "dynamic": job.get("dynamic", True), "ge_cache": job.get("ge_cache", False)}
+    if job.get("cache_dir"):
+        options["cache_dir"] = job["cache_dir"]
+    torch.manual_seed(job.get("seed", 0))
+    model = {"seed": SeedModel, "mlp": MlpModel}[job.get("model", "seed")](options)
+    return model.eval(), options
+
+
+def call(model: torch.nn.Module, spec: dict, seed: int):
+    generator = torch.Generator().manual_seed(seed + spec.get("batch", 2))
+    batch = spec.get("batch", 2)
+    if isinstance(model, SeedModel):
+        x = InputMeta(torch.randn(batch, 2, generator=generator), spec["method"] == "prompt")
+        return model(x, [torch.randn(batch, 2, generator=generator)])
+    return model.cached(torch.randn(batch, 16, generator=generator), steps=spec.get("steps", 1))
+
+
+def digest(value) -> object:
+    if isinstance(value, torch.Tensor):
+        return {"sha256": hashlib.sha256(value.detach().contiguous().numpy().tobytes()).hexdigest(),
+                "shape": list(value.shape), "requires_grad": value.requires_grad, "grad_fn": value.grad_fn is not None}
+    if isinstance(value, (tuple, list)):
+        return [digest(v) for v in value]
+    return value
+
+
+def main() -> None:
+    job = json.loads(sys.argv[1])
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    caught = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model, _ = build(job)
+        outputs = [digest(call(model, spec, job.get("seed", 0))) for spec in job.get("calls", [{"method": "prompt"}])]
+    imported = {name: name in sys.modules for name in ("torch._dynamo", "torch._inductor", "sympy")}
+    from torch._dynamo.utils import counters
+
+    report = {
+        "outputs": outputs,
+        "unique_graphs": counters["stats"]["unique_graphs"],
+        "frames_total": counters["frames"]["total"],
+        "imported": imported,
+        "warnings": [str(w.message) for w in caught],
+    }
+    print("REPORT " + json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
