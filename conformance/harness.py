@@ -210,29 +210,29 @@ def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.
               env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S) -> List[Dict[str, Any]]:
     """Run one ``conformance.workers.rank`` process per job as a gloo world on 127.0.0.1 (rank = job index)."""
     port = free_port()
-    procs = []
-    for rank, job in enumerate(jobs):
-        rank_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
-                    "WORLD_SIZE": str(len(jobs)), ENV_VAR: impl, **(env or {})}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "conformance.workers.rank"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, cwd=cwd, env=_worker_env(impl, rank_env),
-        ))
-    results = []
-    try:
-        # Every rank must get its job before any is waited on: rank 0 blocks in init until all ranks join.
-        for p, job in zip(procs, jobs):
-            p.stdin.write(json.dumps({**job, "impl": impl}))
-            p.stdin.close()
-        outs = [p.communicate(timeout=timeout) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    for p, job, (out, err) in zip(procs, jobs, outs):
-        results.append(_parse("rank", out, err, p.returncode, job))
-    return results
+    with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:
+        procs = []
+        try:
+            for rank, job in enumerate(jobs):
+                rank_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
+                            "WORLD_SIZE": str(len(jobs)), ENV_VAR: impl, **(env or {})}
+                job_file = Path(tmp, f"job{rank}.json")
+                job_file.write_text(json.dumps({**job, "impl": impl}))
+                # Files, not pipes: every rank runs at once and none may block on a full pipe.
+                with open(job_file) as stdin, open(Path(tmp, f"out{rank}"), "w") as out, \
+                        open(Path(tmp, f"err{rank}"), "w") as err:
+                    procs.append(subprocess.Popen(
+                        [sys.executable, "-m", "conformance.workers.rank"], stdin=stdin, stdout=out, stderr=err,
+                        cwd=cwd, env=_worker_env(impl, rank_env)))
+            for p in procs:
+                p.wait(timeout=timeout)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        return [_parse("rank", Path(tmp, f"out{r}").read_text(), Path(tmp, f"err{r}").read_text(), p.returncode, job)
+                for r, (p, job) in enumerate(zip(procs, jobs))]
 
 
 @dataclass
