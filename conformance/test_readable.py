@@ -90,10 +90,10 @@ def test_readable_file_is_commented_text_then_code_mode_0600(impl, data):
 
 
 @pytest.mark.clause("RC-1")
+@pytest.mark.parametrize("problem", ["missing", "symlink", "mode 0644", "truncated"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_readable_rejects_missing_symlinked_and_unloadable_files(impl, data):
-    problem = data.draw(st.sampled_from(["missing", "symlink", "mode 0644", "truncated"]), label="problem")
+@settings(max_examples=profiles.examples("process"))
+def test_readable_rejects_missing_symlinked_and_unloadable_files(impl, problem, data):
     with harness.scratch() as base:
         _, _, path = _cold_cache(impl, data, base)
         target = path
@@ -121,10 +121,10 @@ def test_readable_rejects_missing_symlinked_and_unloadable_files(impl, data):
 
 
 @pytest.mark.clause("RC-3")
+@pytest.mark.parametrize("problem", ["symlink", "mode 0644", "mode 0640"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_readable_rejects_symlinked_or_loose_output_files(impl, data):
-    problem = data.draw(st.sampled_from(["symlink", "mode 0644", "mode 0640"]), label="problem")
+@settings(max_examples=profiles.examples("process"))
+def test_readable_rejects_symlinked_or_loose_output_files(impl, problem, data):
     with harness.scratch() as base:
         _, _, path = _cold_cache(impl, data, base)
         out = base / "out.py"
