@@ -18,6 +18,7 @@ __all__ = [
     "EXPORT_FLAGS",
     "BOOL_OPTIONS",
     "ROOT_KINDS",
+    "mode_params",
     "seeds",
     "class_names",
     "structures",
@@ -36,6 +37,15 @@ COMPILE_FLAGS = ("ge_config.enable_single_stream", "experimental_config.frozen_p
 EXPORT_FLAGS = ("export.experimental.auto_atc_config_generated", "export.experimental.enable_record_nn_module_stack")
 BOOL_OPTIONS = ("debug.run_eagerly",) + COMPILE_FLAGS + EXPORT_FLAGS
 ROOT_KINDS = ("absolute", "relative", "env", "default", "chdir")
+
+
+def mode_params():
+    """``MODES`` for ``parametrize``; reduce-overhead carries ``requires("reduce-overhead")`` (skipped at
+    collection time when the implementation does not declare it, IMPL-2)."""
+    import pytest
+
+    return [pytest.param(m, marks=pytest.mark.requires("reduce-overhead")) if m == "reduce-overhead" else m
+            for m in MODES]
 
 seeds = st.integers(min_value=0, max_value=2**31 - 1)
 class_names = st.from_regex(r"[A-Z][A-Za-z0-9]{0,11}", fullmatch=True)

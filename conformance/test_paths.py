@@ -213,11 +213,9 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
 
 
 @pytest.mark.clause("CC-9", "CC-5")
-@pytest.mark.parametrize("mode", cst.MODES)
+@pytest.mark.parametrize("mode", cst.mode_params())
 @pytest.mark.parametrize("ge_cache", [False, True])
 def test_mode_and_ge_cache_tags(impl, mode, ge_cache):
-    if mode == "reduce-overhead" and not impl.has("reduce-overhead"):
-        pytest.skip(f"{impl.name} does not declare capability reduce-overhead (IMPL-2)")
     spec = {"class_name": "TagNet", "in_features": 3, "layers": [{"kind": "linear", "out": 3, "bias": True}]}
     m = models.build_module(spec, 0)
     options = [("mode", mode)] + ([("debug.run_eagerly", True)] if _eager_mode() else [])

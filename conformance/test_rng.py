@@ -39,17 +39,11 @@ class RngNet(torch.nn.Module):
         return RNG_OPS[self.op](self.proj(x))
 
 
-def _modes(impl):
-    return cst.MODES if impl.has("reduce-overhead") else ("max-autotune",)
-
-
 @pytest.mark.clause("CC-13")
-@pytest.mark.parametrize("mode", cst.MODES)
+@pytest.mark.parametrize("mode", cst.mode_params())
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_rng_graphs_are_rejected_on_the_first_call(impl, mode, data):
-    if mode not in _modes(impl):
-        pytest.skip(f"{impl.name} does not declare capability reduce-overhead (IMPL-2)")
     op = data.draw(st.sampled_from(sorted(RNG_OPS)), label="rng_op")
     width = data.draw(st.integers(2, profiles.active().max_width), label="width")
     batch = data.draw(st.integers(2, 6), label="batch")
