@@ -17,7 +17,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conformance import clauses, divergences, profiles
+from conformance import clauses, divergences, models, profiles
 from conformance.impl import ImplementationError, Implementation, resolve, selected_name
 
 _IMPL = pytest.StashKey[Implementation]()
@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_IMPL] = resolve(name)
     except ImplementationError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    models.use_device(config.stash[_IMPL].device)
     config.stash[_STATE] = {"profile": profile.name, "records": [], "stale": [], "divergence_file": None,
                             "clauses": {}, "started": time.time()}
     config.pluginmanager.register(_Results(config), "conformance-results")

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 
 __all__ = [
     "ACTIVATIONS",
+    "use_device",
+    "device",
     "DTYPES",
     "METHODS",
     "build_module",
@@ -37,6 +39,19 @@ ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "tanh": nn.Tanh, "silu": nn.SiL
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # Method names a cached function may have: the name is the <func> level of the cache path (CC-8).
 METHODS = ("forward", "decode", "prefill")
+# The device modules and inputs are built on: the implementation's declared device (IMPL-2), set once per process
+# by the suite's conftest and by each worker.
+_DEVICE = ["cpu"]
+
+
+def use_device(name: str) -> None:
+    """Build every later module and input on ``name`` (``"cpu"``, ``"cuda"``, ``"npu"``)."""
+    _DEVICE[0] = name
+
+
+def device() -> str:
+    """The device modules and inputs are built on."""
+    return _DEVICE[0]
 
 
 class Residual(nn.Module):
@@ -121,31 +136,32 @@ def build_module(structure: Mapping[str, Any], seed: int, dtype: str = "float32"
         torch.manual_seed(seed)
         layers, _ = _layers(structure["layers"], structure["in_features"])
         module = _named_class(Stack, structure["class_name"])(layers)
-    return module.to(DTYPES[dtype]).eval()
+    return module.to(dtype=DTYPES[dtype], device=device()).eval()
 
 
-def make_input(spec: Mapping[str, Any], device: str = "cpu") -> torch.Tensor:
+def make_input(spec: Mapping[str, Any], on: Optional[str] = None) -> torch.Tensor:
     """The tensor that ``spec`` describes; ``transposed``/``strided`` layouts give non-contiguous views."""
     shape = list(spec["shape"])
     gen = torch.Generator().manual_seed(spec["seed"])
     dtype = DTYPES[spec["dtype"]]
+    target = on or device()
     layout = spec.get("layout", "contiguous")
     # Convert before taking the view: .to() of a non-dense view would return a contiguous copy.
     if layout == "contiguous":
-        return torch.randn(shape, generator=gen).to(dtype=dtype, device=device)
+        return torch.randn(shape, generator=gen).to(dtype=dtype, device=target)
     if layout == "transposed":
         if len(shape) < 2:
             raise ValueError(f"a transposed input needs at least 2 dims: {spec}")
         swapped = shape[:-2] + [shape[-1], shape[-2]]
-        return torch.randn(swapped, generator=gen).to(dtype=dtype, device=device).transpose(-1, -2)
+        return torch.randn(swapped, generator=gen).to(dtype=dtype, device=target).transpose(-1, -2)
     if layout == "strided":
         wide = shape[:-1] + [shape[-1] * 2]
-        return torch.randn(wide, generator=gen).to(dtype=dtype, device=device)[..., ::2]
+        return torch.randn(wide, generator=gen).to(dtype=dtype, device=target)[..., ::2]
     raise ValueError(f"unknown layout {layout!r} in {spec}")
 
 
-def make_inputs(specs: Sequence[Mapping[str, Any]], device: str = "cpu") -> List[torch.Tensor]:
-    return [make_input(s, device) for s in specs]
+def make_inputs(specs: Sequence[Mapping[str, Any]], on: Optional[str] = None) -> List[torch.Tensor]:
+    return [make_input(s, on) for s in specs]
 
 
 def _leaves(value: Any) -> List[Any]:
@@ -208,8 +224,8 @@ class UnregisteredNet(nn.Module):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         self.proj = nn.Linear(width, width)
-        self.plain = torch.randn(width, generator=gen)
-        closed = torch.randn(width, generator=gen)
+        self.plain = torch.randn(width, generator=gen).to(device())
+        closed = torch.randn(width, generator=gen).to(device())
 
         def shift(t: torch.Tensor) -> torch.Tensor:
             return t + closed
@@ -217,7 +233,7 @@ class UnregisteredNet(nn.Module):
         self.shift = shift
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.shift(self.proj(x) + self.plain) + GLOBAL_OFFSET
+        return self.shift(self.proj(x) + self.plain) + GLOBAL_OFFSET.to(x.device)
 
 
 SPECIAL_MODELS = ("kwargs", "unregistered")
@@ -228,15 +244,18 @@ def build_special(name: str, width: int, seed: int) -> nn.Module:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         module = {"kwargs": lambda: KwargsNet(width), "unregistered": lambda: UnregisteredNet(width, seed)}[name]()
-    return module.eval()
+    return module.to(device()).eval()
 
 
 def special_args(name: str, width: int, batch: int, seed: int, step: int = 2) -> Tuple[tuple, dict]:
     """Arguments for ``build_special(name, ...)``'s ``forward``: ``(args, kwargs)``."""
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(batch, width, generator=gen)
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen).to(device())
+
+    x = randn(batch, width)
     if name == "kwargs":
-        meta = InputMeta(is_prefill=False, scale=torch.randn(width, generator=gen))
-        kv = [torch.randn(batch, width, generator=gen) for _ in range(2)]
-        return (x, meta, kv), {"step": step, "bias": torch.randn(width, generator=gen)}
+        meta = InputMeta(is_prefill=False, scale=randn(width))
+        kv = [randn(batch, width) for _ in range(2)]
+        return (x, meta, kv), {"step": step, "bias": randn(width)}
     return (x,), {}

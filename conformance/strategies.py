@@ -71,10 +71,12 @@ def _layer(draw: st.DrawFn, kind: str, width: int, out: int) -> Dict[str, Any]:
 
 
 @st.composite
-def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None) -> Dict[str, Any]:
+def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None, in_features: Optional[int] = None
+               ) -> Dict[str, Any]:
     """A stack of Linear/LayerNorm/activation/residual layers of drawn sizes, under a drawn class name."""
     depth = draw(st.integers(1, max_depth or profiles.active().max_depth), label="depth")
-    in_features = draw(_widths(), label="in_features")
+    if in_features is None:
+        in_features = draw(_widths(), label="in_features")
     width = in_features
     layers = []
     for _ in range(depth):
@@ -89,12 +91,12 @@ def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None) -> Dict[str,
 
 
 @st.composite
-def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_depth: Optional[int] = None
-                 ) -> Dict[str, Any]:
+def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_depth: Optional[int] = None,
+                 in_features: Optional[int] = None) -> Dict[str, Any]:
     """A worker-buildable module description: structure, parameter seed and dtype."""
     return {
         "kind": "stack",
-        "structure": draw(structures(max_depth=max_depth)),
+        "structure": draw(structures(max_depth=max_depth, in_features=in_features)),
         "seed": draw(seeds, label="param_seed"),
         "dtype": draw(st.sampled_from(list(dtypes)), label="dtype"),
     }

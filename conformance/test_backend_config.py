@@ -107,7 +107,7 @@ def test_custom_decompositions_are_applied(impl, data):
             "layers": [{"kind": "linear", "out": width, "bias": True}, {"kind": "act", "fn": "gelu"}]}
     m = models.build_module(spec, data.draw(cst.seeds, label="param_seed"))
     decompositions = {torch.ops.aten.gelu.default: _doubled_gelu}
-    x = torch.randn(batch, width)
+    x = torch.randn(batch, width, device=models.device())
     with harness.scratch() as base:
         compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, options), cache_dir=str(base),
                                       custom_decompositions=decompositions)

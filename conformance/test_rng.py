@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import harness, profiles
+from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import assert_chain_contains, assert_no_cache_file
 
@@ -17,7 +17,7 @@ RNG_MESSAGE = "Cache compile does not support operator that depend on RNG"
 
 # Each entry turns an activation y (2-D, float) into something that depends on the generator.
 RNG_OPS = {
-    "randn": lambda y: y + torch.randn(y.shape),
+    "randn": lambda y: y + torch.randn(y.shape, device=y.device),
     "randn_like": lambda y: y + torch.randn_like(y),
     "rand_like": lambda y: y * torch.rand_like(y),
     "randint_like": lambda y: y + torch.randint_like(y, 0, 3),
@@ -51,11 +51,11 @@ def test_rng_graphs_are_rejected_on_the_first_call(impl, mode, data):
     options = data.draw(cst.config_options(modes=(mode,), eager=not profiles.active().true_default_config),
                         label="config")
     harness.fresh_dynamo()
-    m = RngNet(width, op).eval()
+    m = RngNet(width, op).to(models.device()).eval()
     with harness.scratch() as base:
         compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, options), dynamic=dynamic,
                                       cache_dir=str(base))
         with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as info:
-            compiled(torch.randn(batch, width))
+            compiled(torch.randn(batch, width, device=models.device()))
         assert_chain_contains(info.value, RNG_MESSAGE, what=f"CC-13 for {op}")
         assert_no_cache_file(base, why=f"a graph with {op} must not be cached")

@@ -45,11 +45,11 @@ def test_recompile_removes_func_dir_and_warns(impl, data):
     dynamic = False if trigger.startswith("new shape") else data.draw(st.booleans(), label="dynamic")
     harness.fresh_dynamo()
     torch.manual_seed(data.draw(cst.seeds, label="param_seed"))
-    m = FlagNet(width).eval()
+    m = FlagNet(width).to(models.device()).eval()
     if trigger.startswith("new shape"):
-        calls = [((torch.randn(b, width), True), {}) for b in batches]
+        calls = [((torch.randn(b, width, device=models.device()), True), {}) for b in batches]
     else:
-        x = torch.randn(batches[0], width)
+        x = torch.randn(batches[0], width, device=models.device())
         calls = [((x, True), {}), ((x, False), {}), ((x, True), {})]
     config = harness.make_config(impl, options)
     with harness.scratch() as base:

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -37,17 +38,18 @@ MUTANTS = {
 }
 
 
-def run_suite(impl: str, expression: str, json_path: Path, *extra_path: Path, profile: str = "dev") -> tuple:
-    """``python -m pytest conformance --impl IMPL -x -q -k EXPR``; returns (exit code, JSON document, output)."""
+def run_suite(impl: str, expression: str, json_path: Path, *extra_path: Path, profile: str = "dev",
+              extra_args: Sequence[str] = ()) -> tuple:
+    """``python -m pytest conformance --impl IMPL -x -q [-k EXPR]``; returns (exit code, JSON document, output)."""
     env = dict(os.environ)
     path = [str(p) for p in extra_path] + [str(ROOT / "impl"), str(ROOT)] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env.pop("TORCHAIR_CONFORMANCE_IMPL", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "conformance"), "--impl", impl, "-x", "-q", "-k", expression,
-         "-p", "no:cacheprovider", "-p", "no:warnings", f"--hypothesis-profile={profile}",
-         f"--conformance-json={json_path}"],
+        [sys.executable, "-m", "pytest", str(ROOT / "conformance"), "--impl", impl, "-x", "-q",
+         *(["-k", expression] if expression else []), "-p", "no:cacheprovider", "-p", "no:warnings",
+         f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
     )
     document = json.loads(json_path.read_text()) if json_path.exists() else None

@@ -51,6 +51,7 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
     from conformance import harness, impl as impl_mod, models
 
     impl = impl_mod.resolve(job["impl"])
+    models.use_device(impl.device)
     result: Dict[str, Any] = {"digests": [], "eager_max_diff": [], "requires_grad": [], "error": None,
                               "rank": 0, "world_size": 1}
     if torch.distributed.is_available() and torch.distributed.is_initialized():
