@@ -48,6 +48,16 @@ def test_seed_example_class_name_in_path(tmp_path: Path, cache_program) -> None:
 
 
 @pytest.mark.parametrize("dynamic", [True, False])
+def test_closure_tensor_is_rebound(tmp_path: Path, cache_program, dynamic: bool) -> None:
+    """CC-18: a tensor the method reads from its closure comes from the live process on a warm start."""
+    job = {"model": "closure", "dynamic": dynamic, "calls": [{"method": "run", "batch": 2, "steps": 3}]}
+    cold = cache_program(job, tmp_path)
+    warm = cache_program(job, tmp_path)
+    assert warm["unique_graphs"] == 0 and not warm["warnings"], warm
+    assert warm["outputs"] == cold["outputs"], (warm["outputs"], cold["outputs"])
+
+
+@pytest.mark.parametrize("dynamic", [True, False])
 def test_mlp_inputs_outputs_and_rebinding(tmp_path: Path, cache_program, dynamic: bool) -> None:
     """CC-14, CC-18: kw-only ints, tuple outputs holding shapes and ints, plain tensor attributes and globals."""
     job = {"model": "mlp", "dynamic": dynamic, "calls": [{"method": "run", "batch": 3, "steps": 4}]}

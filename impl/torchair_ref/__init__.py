@@ -2,41 +2,53 @@
 
 Public surface: `CompilerConfig`, `get_npu_backend`, `dynamo_export`, `inference.cache_compile`,
 `inference.readable_cache`, `logger`, and the `__conformance__` declaration the conformance suite reads.
+The surface is resolved on first use, so `import torchair_ref.config` or `.inference.paths` stays pure Python.
 """
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-import torch
-
-from torchair_ref import inference
-from torchair_ref.backend import get_npu_backend
-from torchair_ref.config import CompilerConfig
-from torchair_ref.export import dynamo_export
+from torchair_ref._lazy import surface
 
 __version__ = "0.1.0"
 logger = logging.getLogger("torchair_ref")
 
+#: public name -> module that defines it
+_SURFACE = {
+    "CompilerConfig": "torchair_ref.config",
+    "get_npu_backend": "torchair_ref.backend",
+    "dynamo_export": "torchair_ref.export",
+    "inference": "torchair_ref.inference",
+}
+__all__ = [*_SURFACE, "logger", "__conformance__"]
+_resolve, __dir__ = surface(__name__, _SURFACE, globals())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__conformance__":
+        globals()[name] = _conformance()
+        return globals()[name]
+    return _resolve(name)
+
 
 def _conformance() -> dict:
     """IMPL-2: what this implementation is and what it supports."""
+    import torch
+
     from torchair_ref import export
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     capabilities = {"ge_cache", "multi_rank_export"}
     if device == "cuda":
         capabilities.add("reduce-overhead")
-    declaration = {
+    declaration: dict[str, Any] = {
         "device": device,
         "versions": {"torch": torch.__version__, "torchair_ref": __version__, "cann": None},
         "capabilities": capabilities,
     }
     threshold = getattr(export, "externalize_threshold", None)
     if threshold is not None:
-        declaration["capabilities"].add("threshold_override")
+        capabilities.add("threshold_override")
         declaration["set_externalize_threshold"] = threshold
     return declaration
-
-
-__conformance__ = _conformance()
-__all__ = ["CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger", "__conformance__"]

@@ -1,6 +1,6 @@
 """A fresh process for the tests: build a model, call its cache_compile'd methods, print one JSON report line.
 
-Usage: python cache_run.py '<job JSON>'. Job keys: model ("seed" or "mlp"), seed, calls (list of
+Usage: python cache_run.py '<job JSON>'. Job keys: model ("seed", "mlp" or "closure"), seed, calls (list of
 {"method": ..., "batch": ...}), run_eagerly, mode, dynamic, ge_cache, cache_dir. The report holds output digests,
 Dynamo's counters read after the calls, which compiler modules were imported, and the warnings issued.
 """
@@ -71,6 +71,22 @@ class MlpModel(torch.nn.Module):
         return y, (x.shape, steps)
 
 
+def closure_model(options: dict) -> torch.nn.Module:
+    """A method that reads a tensor from its closure (rebound on warm start: CC-18)."""
+    shift = torch.full((16,), 0.25)
+
+    class ClosureModel(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 16)
+            self.cached = torchair_ref.inference.cache_compile(self.run, **options)
+
+        def run(self, x: torch.Tensor, *, steps: int = 1) -> torch.Tensor:
+            return self.fc(x) + shift * steps
+
+    return ClosureModel()
+
+
 def build(job: dict) -> tuple[torch.nn.Module, dict]:
     config = torchair_ref.CompilerConfig()
     config.debug.run_eagerly = job.get("run_eagerly", True)
@@ -79,7 +95,7 @@ def build(job: dict) -> tuple[torch.nn.Module, dict]:
     if job.get("cache_dir"):
         options["cache_dir"] = job["cache_dir"]
     torch.manual_seed(job.get("seed", 0))
-    model = {"seed": SeedModel, "mlp": MlpModel}[job.get("model", "seed")](options)
+    model = {"seed": SeedModel, "mlp": MlpModel, "closure": closure_model}[job.get("model", "seed")](options)
     return model.eval(), options
 
 
@@ -94,7 +110,8 @@ def call(model: torch.nn.Module, spec: dict, seed: int):
 
 def digest(value) -> object:
     if isinstance(value, torch.Tensor):
-        return {"sha256": hashlib.sha256(value.detach().contiguous().numpy().tobytes()).hexdigest(),
+        raw = bytes(value.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
+        return {"sha256": hashlib.sha256(raw).hexdigest(),
                 "shape": list(value.shape), "requires_grad": value.requires_grad, "grad_fn": value.grad_fn is not None}
     if isinstance(value, (tuple, list)):
         return [digest(v) for v in value]

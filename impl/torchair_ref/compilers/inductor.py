@@ -64,7 +64,8 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
         if not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
             problem = f"kernel {name} is not a loaded shared object"
             continue
-        so_bytes = open(so_path, "rb").read()
+        with open(so_path, "rb") as handle:
+            so_bytes = handle.read()
         entry = {"name": name, "module": module.__name__, "so_sha256": sha256_bytes(so_bytes), "so_path": so_path}
         if keep_kernels:
             entry["file"] = entry["so_sha256"][:40] + ".so"

@@ -1,0 +1,170 @@
+"""``python -m torchair_ref.export.inspect FILE.air [--json]``: what an ``.air`` file holds (ours or upstream's).
+
+Prints the main graph's op counts by type, its inputs (``Data`` ops: index, dtype, shape), the dtypes of all op
+outputs, and its weights: inline ``Const`` ops and external ``FileConstant`` ops. Each ``FileConstant``'s file is
+checked: it must exist and hold ``prod(shape) * itemsize`` bytes. A relative ``file_path`` is taken relative to the
+directory of the ``.air`` file (an absolute one, as ``dynamo_export`` writes, is used as is).
+
+Exit status: 0 when the file reads and every weight file checks out, 1 when a weight file is missing or has the
+wrong size, 2 when the file cannot be read as a GE IR ``ModelDef`` (the message says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from google.protobuf.message import DecodeError
+
+from . import ge_ir
+
+
+class NotAnAirFile(ValueError):
+    """The file is not a readable GE IR ModelDef."""
+
+
+@dataclass
+class WeightInfo:
+    name: str
+    kind: str  # "Const" or "FileConstant"
+    dtype: str
+    shape: list[int]
+    nbytes: int | None  # expected size: prod(shape) * itemsize (None if the dtype has no fixed width)
+    file_path: str | None = None  # FileConstant: the path as resolved
+    file_size: int | None = None  # FileConstant: the size on disk, None if missing
+    ok: bool = True
+
+
+@dataclass
+class Summary:
+    path: str
+    model_name: str
+    graphs: int
+    ops: int
+    op_counts: dict[str, int]
+    inputs: list[dict[str, Any]]
+    dtypes: dict[str, int]
+    weights: list[WeightInfo] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(w.ok for w in self.weights)
+
+
+def _dtype_name(value: int) -> str:
+    return ge_ir.DataType.Name(value) if value in ge_ir.DataType.values() else f"DT_<{value}>"
+
+
+def read_model(path: str) -> Any:
+    """Parse ``path`` as a ModelDef; NotAnAirFile when it cannot be read or holds no graph."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise NotAnAirFile(f"cannot read {path}: {e.strerror or e}") from e
+    model = ge_ir.ModelDef()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise NotAnAirFile(f"{path} is not a GE IR ModelDef protobuf ({len(data)} bytes): {e}") from e
+    if not model.graph:
+        raise NotAnAirFile(f"{path} holds no graph ({len(data)} bytes): not an .air file")
+    return model
+
+
+def _weight(op: Any, air_dir: str) -> WeightInfo:
+    if op.type == "Const":
+        desc = op.attr["value"].t.desc if "value" in op.attr else (op.output_desc[0] if op.output_desc else None)
+        dtype, shape = (desc.dtype, list(desc.shape.dim)) if desc is not None else (0, [])
+        data_len = len(op.attr["value"].t.data) if "value" in op.attr else 0
+        expected = ge_ir.ge_dtype_nbytes(dtype, math.prod(shape))
+        return WeightInfo(op.name, "Const", _dtype_name(dtype), shape, expected, ok=expected in (None, data_len))
+    shape = list(op.attr["shape"].list.i) if "shape" in op.attr else list(op.output_desc[0].shape.dim)
+    dtype = op.attr["dtype"].dt if "dtype" in op.attr else op.output_desc[0].dtype
+    raw = op.attr["file_path"].s.decode("utf-8", "replace") if "file_path" in op.attr else ""
+    path = raw if os.path.isabs(raw) else os.path.join(air_dir, raw)
+    expected = ge_ir.ge_dtype_nbytes(dtype, math.prod(shape))
+    size = os.path.getsize(path) if raw and os.path.isfile(path) else None
+    ok = size is not None and expected in (None, size)
+    return WeightInfo(op.name, "FileConstant", _dtype_name(dtype), shape, expected, path, size, ok)
+
+
+def summarize(path: str) -> Summary:
+    """Summarise the main graph (``graph[0]``) of an ``.air`` file."""
+    model = read_model(path)
+    graph = model.graph[0]
+    air_dir = os.path.dirname(os.path.abspath(path))
+    inputs = []
+    for op in graph.op:
+        if op.type == "Data":
+            desc = op.output_desc[0] if op.output_desc else ge_ir.TensorDescriptor()
+            index = op.attr["index"].i if "index" in op.attr else None
+            inputs.append(
+                {"name": op.name, "index": index, "dtype": _dtype_name(desc.dtype), "shape": list(desc.shape.dim)}
+            )
+    dtypes = Counter(_dtype_name(d.dtype) for op in graph.op for d in op.output_desc)
+    return Summary(
+        path=path,
+        model_name=model.name,
+        graphs=len(model.graph),
+        ops=len(graph.op),
+        op_counts=dict(Counter(op.type for op in graph.op).most_common()),
+        inputs=inputs,
+        dtypes=dict(dtypes.most_common()),
+        weights=[_weight(op, air_dir) for op in graph.op if op.type in ("Const", "FileConstant")],
+    )
+
+
+def _describe_file(w: WeightInfo) -> str:
+    if w.file_size is None:
+        return f"{w.file_path}  MISSING"
+    verdict = "ok" if w.ok else f"WRONG SIZE, expected {w.nbytes}"
+    return f"{w.file_path}  {w.file_size} bytes, {verdict}"
+
+
+def render_text(s: Summary) -> str:
+    """The human-readable report."""
+    lines = [f"{s.path}: model {s.model_name!r}, {s.graphs} graph(s); main graph has {s.ops} ops", "op counts:"]
+    lines += [f"  {count:6d}  {op_type}" for op_type, count in s.op_counts.items()]
+    lines.append(f"inputs ({len(s.inputs)} Data):")
+    lines += [f"  [{i['index']}] {i['name']}  {i['dtype']} {i['shape']}" for i in s.inputs]
+    lines.append("output dtypes:")
+    lines += [f"  {count:6d}  {dtype}" for dtype, count in s.dtypes.items()]
+    inline = [w for w in s.weights if w.kind == "Const"]
+    external = [w for w in s.weights if w.kind == "FileConstant"]
+    inline_bytes = sum(w.nbytes or 0 for w in inline)
+    lines.append(
+        f"weights: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
+    )
+    for w in external:
+        lines.append(f"  {w.name}  {w.dtype} {w.shape}  {_describe_file(w)}")
+    lines += [f"  {w.name}  Const data does not match {w.dtype} {w.shape}" for w in inline if not w.ok]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m torchair_ref.export.inspect", description=__doc__.splitlines()[0])
+    parser.add_argument("air", help="the .air file")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    options = parser.parse_args(argv)
+    try:
+        summary = summarize(options.air)
+    except NotAnAirFile as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if options.json:
+        print(json.dumps({**asdict(summary), "ok": summary.ok}, indent=2))
+    else:
+        print(render_text(summary))
+    return 0 if summary.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Helpers for the dynamo_export tests (tests/test_export_*.py)."""

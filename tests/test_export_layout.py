@@ -1,0 +1,289 @@
+"""dynamo_export in one process: arguments, file layout, the graph in the .air and the pbtxt (EX-1..3, EX-7..9)."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+import torch
+from torch import nn
+
+from tests.export import checks, models
+from torchair_ref.export import dynamo_export, ge_ir
+
+
+def test_single_process_layout(tmp_path):
+    """EX-3: <export_path>/<name>.air and dynamo.pbtxt, export_path created with its parents, None returned."""
+    out = tmp_path / "a" / "b"
+    result = dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out), config=checks.config())
+    assert result is None, result
+    assert checks.files_under(out) == {"export.air", "dynamo.pbtxt"}, checks.files_under(out)
+
+
+def test_default_config_and_path_like(tmp_path, monkeypatch):
+    """EX-1/EX-3: config may be left out; export_path accepts a PathLike; the default path is ./export_file."""
+    monkeypatch.chdir(tmp_path)
+    dynamo_export(torch.randn(2, 4), model=models.TwoLayer())
+    dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=tmp_path / "p", export_name="n")
+    assert checks.files_under(tmp_path) == {
+        "export_file/export.air", "export_file/dynamo.pbtxt", "p/n.air", "p/dynamo.pbtxt"
+    }, checks.files_under(tmp_path)
+
+
+def test_main_graph_ops(tmp_path):
+    """EX-7: one Data per user input, a Const per weight, ATen ops by operator name, NetOutput fed by the result."""
+    model = models.TwoLayer()
+    dynamo_export(torch.randn(2, 4), model=model, export_path=str(tmp_path), config=checks.config())
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    counts = checks.op_counts(graph)
+    expected = {"Data": 1, "Const": 5, "aten.addmm.default": 2, "aten.t.default": 2, "aten.relu.default": 1,
+                "aten.mul.Tensor": 1, "NetOutput": 1}  # fmt: skip
+    assert dict(counts) == expected, f"op counts {dict(counts)}, expected {expected}"
+    net_output = checks.ops_of(graph, "NetOutput")[0]
+    assert list(net_output.input) == ["mul:0"], list(net_output.input)
+    names = {op.name for op in graph.op}
+    for op in graph.op:
+        for edge in op.input:
+            src, index = edge.rsplit(":", 1)
+            assert src in names and int(index) >= 0, f"{op.name}: input {edge!r} names no op output"
+    ids = [op.id for op in graph.op]
+    assert ids == list(range(len(ids))), ids
+    data = checks.ops_of(graph, "Data")[0]
+    assert (data.name, data.attr["index"].i, list(data.output_desc[0].shape.dim)) == ("args_0", 0, [2, 4]), data
+
+
+def test_model_is_keyword_only():
+    """EX-1: model cannot be passed positionally."""
+    with pytest.raises(TypeError, match="model"):
+        dynamo_export(torch.randn(2, 4), models.TwoLayer())  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("export_name, air", [("a/b/net", "net.air"), ("../../escape", "escape.air"),
+                                              ("dir/name/", "name.air"), ("plain", "plain.air")])  # fmt: skip
+def test_only_last_component_of_export_name(tmp_path, export_name, air):
+    """EX-1: only the last path component of export_name is used, so nothing lands outside export_path."""
+    out = tmp_path / "deep" / "out"
+    dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out), export_name=export_name,
+                  config=checks.config())  # fmt: skip
+    assert checks.files_under(tmp_path) == {f"deep/out/{air}", "deep/out/dynamo.pbtxt"}, checks.files_under(tmp_path)
+    assert checks.load_air(out / air).name == air.removesuffix(".air")
+
+
+@pytest.mark.parametrize("export_name", ["..", "", "/", "."])
+def test_export_name_without_usable_component(tmp_path, export_name):
+    """EX-1: an export_name with no file name is refused with the argument named."""
+    with pytest.raises(ValueError, match="export_name"):
+        dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(tmp_path), export_name=export_name)
+    assert checks.files_under(tmp_path) == set()
+
+
+def test_model_must_be_a_module(tmp_path):
+    """EX-1: a model that is not an nn.Module is a TypeError naming model."""
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module, got function"):
+        dynamo_export(torch.randn(2), model=lambda x: x + 1, export_path=str(tmp_path))
+
+
+def test_export_path_that_is_a_file(tmp_path):
+    """EX-3: an export_path that is an existing file is refused with the path and the fix."""
+    target = tmp_path / "file"
+    target.write_text("keep")
+    with pytest.raises(NotADirectoryError, match=r"export_path .*file.* is an existing file; pass a directory"):
+        dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(target))
+    assert target.read_text() == "keep"
+
+
+class Breaks(nn.Module):
+    def forward(self, x):
+        x = x + 1
+        torch._dynamo.graph_break()
+        return x * 2
+
+
+def test_graph_break_raises(tmp_path):
+    """EX-1: the model must be one graph; a graph break raises and nothing is written."""
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        dynamo_export(torch.randn(3), model=Breaks(), export_path=str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_positional_and_keyword_inputs(tmp_path):
+    """EX-1/EX-7: every positional and keyword example input is a Data op, in (args, kwargs) order."""
+    x, y, mask = torch.randn(2, 4), torch.randn(2, 4, dtype=torch.float64), torch.ones(2, 4, dtype=torch.bool)
+    dynamo_export(x, y, model=models.TwoInputs(), export_path=str(tmp_path), mask=mask)
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    found = [(op.name, op.attr["index"].i, ge_ir.DataType.Name(op.output_desc[0].dtype))
+             for op in checks.ops_of(graph, "Data")]  # fmt: skip
+    expected = [("args_0", 0, "DT_FLOAT"), ("args_1", 1, "DT_DOUBLE"), ("kwargs_mask", 2, "DT_BOOL")]
+    assert found == expected, f"Data ops {found}, expected {expected}"
+
+
+class Arguments(nn.Module):
+    def forward(self, x):
+        y = nn.functional.leaky_relu(x, 0.25).sum(dim=[1], keepdim=True)
+        return y.to(torch.float16), torch.split(x, 2, dim=-1)
+
+
+def test_non_tensor_arguments_are_attrs(tmp_path):
+    """EX-7: scalars, int lists, bools and dtypes of an ATen call are attrs named by the schema; tuples are edges."""
+    dynamo_export(torch.randn(3, 4), model=Arguments(), export_path=str(tmp_path))
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    by_type = {op.type: op for op in graph.op}
+    leaky = by_type["aten.leaky_relu.default"]
+    assert leaky.attr["negative_slope"].f == 0.25, leaky
+    summed = by_type["aten.sum.dim_IntList"]
+    assert list(summed.attr["dim"].list.i) == [1] and summed.attr["keepdim"].b, summed
+    assert summed.attr["dim"].list.val_type == ge_ir.ListValueType.Value("VT_LIST_INT"), summed
+    cast = by_type["aten._to_copy.default"]
+    assert ge_ir.DataType.Name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast
+    split = by_type["aten.split.Tensor"]
+    assert (split.attr["split_size"].i, split.attr["dim"].i, len(split.output_desc)) == (2, -1, 2), split
+    net_output = checks.ops_of(graph, "NetOutput")[0]
+    assert list(net_output.input) == [f"{cast.name}:0", f"{split.name}:0", f"{split.name}:1"], net_output.input
+    assert [d.name for d in split.input_desc] == ["self"], split.input_desc
+
+
+class Reshapes(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+
+    def forward(self, x):
+        return self.fc(x).view(x.shape[0], 2, 3), x.shape[0]
+
+
+def test_dynamic_exports_symbolic_dims(tmp_path):
+    """EX-9/EX-7: dynamic=True gives -1 for symbolic dims, sizes read from inputs, one Data per user input."""
+    dynamo_export(torch.randn(5, 4), model=Reshapes(), export_path=str(tmp_path), dynamic=True)
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    data = checks.ops_of(graph, "Data")
+    assert [list(op.output_desc[0].shape.dim) for op in data] == [[-1, 4]], data
+    view = checks.ops_of(graph, "aten.view.default")[0]
+    assert list(view.output_desc[0].shape.dim) == [-1, 2, 3], view
+    pack = checks.ops_of(graph, "Pack")
+    assert len(pack) == 1 and f"{pack[0].name}:0" in view.input, f"view inputs {list(view.input)}, Pack ops {pack}"
+    assert (list(pack[0].attr["values"].list.i), list(pack[0].attr["symbolic_positions"].list.i)) == ([0, 2, 3], [0])
+    sizes = checks.ops_of(graph, "aten.sym_size.int")
+    assert [(list(op.input), op.attr["dim"].i) for op in sizes] == [(["args_0:0"], 0)], sizes
+    assert f"{sizes[0].name}:0" in checks.ops_of(graph, "NetOutput")[0].input
+
+
+def test_static_export_has_no_symbolic_dims(tmp_path):
+    """EX-9: dynamic=False keeps every size concrete."""
+    dynamo_export(torch.randn(5, 4), model=Reshapes(), export_path=str(tmp_path))
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    dims = [d for op in graph.op for desc in op.output_desc for d in desc.shape.dim]
+    assert -1 not in dims and not checks.ops_of(graph, "Pack"), checks.op_counts(graph)
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_nn_module_stack_attr(tmp_path, record):
+    """EX-9: enable_record_nn_module_stack puts the module stack text on the ops of nodes that have one."""
+    dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(tmp_path),
+                  config=checks.config(module_stack=record))  # fmt: skip
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    stacks = {op.name: op.attr["nn_module_stack"].s.decode() for op in graph.op if "nn_module_stack" in op.attr}
+    if not record:
+        assert stacks == {}, stacks
+        return
+    root = f"{models.TwoLayer.__module__}.TwoLayer"
+    assert stacks["addmm"] == f"{root}\nfc1: torch.nn.modules.linear.Linear", stacks
+    assert stacks["addmm_1"] == f"{root}\nfc2: torch.nn.modules.linear.Linear", stacks
+    assert stacks["mul"] == root, stacks
+    assert not {"args_0", "NetOutput"} & set(stacks), stacks
+
+
+def test_pbtxt_is_the_same_graph(tmp_path):
+    """EX-8: dynamo.pbtxt has one node block per op with the same names, types and inputs, dtypes by name."""
+    dynamo_export(torch.randn(2, 4, dtype=torch.bfloat16), model=models.TwoLayer(torch.bfloat16),
+                  export_path=str(tmp_path), config=checks.config(module_stack=True))  # fmt: skip
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    text = (tmp_path / "dynamo.pbtxt").read_text()
+    nodes = checks.pbtxt_nodes(text)
+    found = [(n["name"], n["op"], n["inputs"]) for n in nodes]
+    expected = [(op.name, op.type, list(op.input)) for op in graph.op]
+    assert found == expected, f"pbtxt nodes {found}\n.air ops {expected}"
+    counts = (text.count('op: "Data"'), text.count('op: "Const"'), text.count("dtype: DT_BF16"))
+    bf16_descs = sum(len(op.output_desc) for op in graph.op) + 5  # every output, and each Const's value desc
+    assert counts == (1, 5, bf16_descs), f"(Data, Const, DT_BF16) counts {counts}, expected {(1, 5, bf16_descs)}"
+    assert 'key: "nn_module_stack"' in text and "dt:" not in text
+    const = next(n for n in nodes if n["op"] == "Const")
+    assert "# data: " in const["text"] and "bytes, in the .air file" in const["text"], const["text"]
+
+
+def _error_records(caplog):
+    return [r for r in caplog.records if r.name == "torchair_ref" and r.levelno >= logging.ERROR]
+
+
+def test_symlinked_export_path_is_refused(tmp_path, caplog):
+    """EX-2: a symlink export_path: one ERROR line, nothing written, None."""
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with caplog.at_level(logging.INFO, logger="torchair_ref"):
+        result = dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(link))
+    errors = _error_records(caplog)
+    assert result is None and len(errors) == 1, [r.getMessage() for r in errors]
+    assert str(link) in errors[0].getMessage() and "symlink" in errors[0].getMessage(), errors[0].getMessage()
+    assert checks.files_under(tmp_path) == set(), checks.files_under(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["export.air", "dynamo.pbtxt"])
+def test_symlinked_output_is_refused(tmp_path, caplog, name):
+    """EX-2: a symlink at <export_path>/<name>.air (or at any other output, here dynamo.pbtxt): one ERROR line,
+    its target untouched, nothing written."""
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"precious")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).symlink_to(target)
+    with caplog.at_level(logging.INFO, logger="torchair_ref"):
+        result = dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out))
+    assert result is None and len(_error_records(caplog)) == 1, [r.getMessage() for r in caplog.records]
+    assert target.read_bytes() == b"precious"
+    assert os.listdir(out) == [name], os.listdir(out)
+
+
+class ReturnsNothing(nn.Module):
+    def forward(self, x):
+        return None
+
+
+def test_model_without_tensor_work(tmp_path):
+    """EX-7: a model that computes nothing has no graph to export: a ValueError that says so."""
+    with pytest.raises(ValueError, match="no graph to export"):
+        dynamo_export(torch.randn(2), model=ReturnsNothing(), export_path=str(tmp_path))
+
+
+class Scales(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, n, *, flag):
+        return self.fc(x) * n if flag else x
+
+
+def test_dynamic_int_input_is_a_scalar_data(tmp_path):
+    """EX-9/EX-7: with dynamic=True an int argument becomes a symbolic input: an int64 scalar Data op."""
+    dynamo_export(torch.randn(3, 4), 5, model=Scales(), export_path=str(tmp_path), dynamic=True, flag=True)
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    found = [(op.name, op.attr["index"].i, ge_ir.DataType.Name(op.output_desc[0].dtype),
+              list(op.output_desc[0].shape.dim)) for op in checks.ops_of(graph, "Data")]  # fmt: skip
+    assert found == [("args_0", 0, "DT_FLOAT", [-1, 4]), ("args_1", 1, "DT_INT64", [])], found
+    mul = checks.ops_of(graph, "aten.mul.Tensor")[0]
+    assert list(mul.input)[1] == "args_1:0", list(mul.input)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"export_path": 123}, "export_path must be a str or os.PathLike, got int"),
+    ({"export_name": b"net"}, "export_name must be a str, got bytes"),
+    ({"dynamic": "yes"}, "dynamic must be a bool, got str"),
+])  # fmt: skip
+def test_argument_types(tmp_path, kwargs, message):
+    """EX-1: arguments of the wrong type are TypeErrors naming the argument."""
+    kwargs = {"export_path": str(tmp_path / "out"), **kwargs}
+    with pytest.raises(TypeError, match=message):
+        dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), **kwargs)
+    assert not (tmp_path / "out").exists()
