@@ -181,7 +181,8 @@ def digest(value: Any) -> str:
         if isinstance(leaf, torch.Tensor):
             t = leaf.detach().cpu().contiguous()
             h.update(f"{t.dtype}{tuple(t.shape)}".encode())
-            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            # numpy-free (torch's CPU wheel does not require it): the raw bytes via a uint8 view.
+            h.update(bytes(t.reshape(-1).view(torch.uint8).tolist()))
         else:
             h.update(repr(leaf).encode())
     return h.hexdigest()
