@@ -1,0 +1,205 @@
+"""The suite's pytest wiring: the implementation switch, profiles, clause marks, capability skips, known
+divergences, the run header and the JSON results.
+
+Options: ``--impl MODULE`` (else ``$TORCHAIR_CONFORMANCE_IMPL``, else ``torchair_ref``), ``--conformance-json
+PATH``, ``--known-divergences {xfail,skip}``, ``--known-divergences-file PATH``; hypothesis's own
+``--hypothesis-profile`` selects ``dev``/``ci``/``nightly`` (default ``ci``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from conformance import clauses, divergences, models, profiles
+from conformance.impl import ImplementationError, Implementation, resolve, selected_name
+
+_IMPL = pytest.StashKey[Implementation]()
+_STATE = pytest.StashKey[Dict[str, Any]]()
+
+profiles.register()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "TorchAir conformance suite")
+    group.addoption("--impl", default=None, metavar="MODULE",
+                    help="implementation under test (default: $TORCHAIR_CONFORMANCE_IMPL, else torchair_ref)")
+    group.addoption("--conformance-json", default=None, metavar="PATH", help="write one JSON record per test here")
+    group.addoption("--known-divergences", choices=("xfail", "skip"), default="xfail",
+                    help="what a known divergence becomes (default: xfail)")
+    group.addoption("--known-divergences-file", default=None, metavar="PATH",
+                    help="divergence list to apply (default: conformance/known_divergences/<impl>.txt)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "clause(*ids): the SPEC clause IDs this test checks")
+    config.addinivalue_line("markers", "requires(*capabilities): skip unless the implementation declares them")
+    config.addinivalue_line("markers", "uses_default_config: compiles with the implementation's true default config")
+    profile = profiles.activate(config.getoption("hypothesis_profile", None))
+    name = selected_name(config.getoption("impl"))
+    try:
+        config.stash[_IMPL] = resolve(name)
+    except ImplementationError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    models.use_device(config.stash[_IMPL].device)
+    config.stash[_STATE] = {"profile": profile.name, "records": [], "stale": [], "divergence_file": None,
+                            "clauses": {}, "started": time.time()}
+    config.pluginmanager.register(_Results(config), "conformance-results")
+
+
+def _impl(config: pytest.Config) -> Implementation:
+    return config.stash[_IMPL]
+
+
+def pytest_report_header(config: pytest.Config) -> List[str]:
+    impl = _impl(config)
+    origin = getattr(impl.module, "__file__", None)
+    state = config.stash[_STATE]
+    return [
+        f"conformance: implementation {impl.name} ({origin})",
+        f"conformance: device {impl.device}; versions {json.dumps(dict(impl.versions), default=str)}",
+        f"conformance: capabilities {sorted(impl.capabilities) or 'none declared'}; "
+        f"hooks {sorted(impl.hooks) or 'none'}",
+        f"conformance: hypothesis profile {state['profile']}; known divergences "
+        f"{config.getoption('known_divergences_file') or divergences.default_file(impl.name) or 'none'}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def impl(pytestconfig: pytest.Config) -> Implementation:
+    """IMPL-1: the implementation under test."""
+    return _impl(pytestconfig)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    """No test sees another test's Dynamo caches or counters."""
+    from conformance.harness import fresh_dynamo
+
+    fresh_dynamo()
+    yield
+    fresh_dynamo()
+
+
+def _suite_id(item: pytest.Item) -> str:
+    """``test_file.py::test_name[params]``: the id that divergence prefixes are matched against."""
+    return "::".join([item.path.name] + item.nodeid.split("::")[1:])
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
+    impl = _impl(config)
+    state = config.stash[_STATE]
+    known = {c.id for c in clauses.load_clauses()[0]}
+    unmarked, unknown = [], []
+    for item in items:
+        ids = [cid for mark in item.iter_markers("clause") for cid in mark.args]
+        if not ids:
+            unmarked.append(item.nodeid)
+        unknown += [f"{item.nodeid}: {cid}" for cid in ids if cid not in known]
+        state["clauses"][item.nodeid] = sorted(set(ids))
+        for mark in item.iter_markers("requires"):
+            missing = [c for c in mark.args if not impl.has(c)]
+            if missing:
+                item.add_marker(pytest.mark.skip(
+                    reason=f"{impl.name} does not declare capability {', '.join(missing)} (IMPL-2)"))
+    if unmarked or unknown:
+        raise pytest.UsageError(
+            "every conformance test must carry @pytest.mark.clause(<known SPEC IDs>); "
+            f"unmarked: {unmarked}; unknown IDs: {unknown}")
+
+    path = config.getoption("known_divergences_file") or divergences.default_file(impl.name)
+    if not path:
+        return
+    state["divergence_file"] = str(path)
+    entries = divergences.parse(Path(path).read_text(encoding="utf-8"), str(path))
+    ids = {_suite_id(item): item for item in items}
+    matched, stale = divergences.match(entries, ids)
+    state["stale"] = [f"{path}:{e.line}: {e.prefix} | {e.clause}" for e in stale]
+    as_skip = config.getoption("known_divergences") == "skip"
+    for test_id, entry in matched.items():
+        item = ids[test_id]
+        reason = f"known divergence of {impl.name} from {entry.clause}: {entry.reason}"
+        if entry.clause not in state["clauses"][item.nodeid]:
+            reason += f" (note: the test is marked {state['clauses'][item.nodeid]}, not {entry.clause})"
+        item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
+
+
+class _Results:
+    """Collects one JSON record per test (clause IDs, outcome, implementation, versions) for the report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self.config.stash[_STATE]
+        final = report.when == "call" or (report.when == "setup" and not report.passed) or (
+            report.when == "teardown" and report.failed)
+        if not final:
+            return
+        impl = _impl(self.config)
+        xfail = getattr(report, "wasxfail", None)
+        if report.when == "teardown":
+            outcome = "error"
+        elif xfail is not None:
+            outcome = "xfailed" if report.skipped else "xpassed"
+        else:
+            outcome = report.outcome
+        message = None
+        if report.failed:
+            message = str(report.longrepr)[-2000:]
+        elif xfail is not None:
+            message = xfail
+        elif report.skipped and isinstance(report.longrepr, tuple):
+            message = report.longrepr[2]
+        state["records"].append({
+            "test": report.nodeid,
+            "clauses": state["clauses"].get(report.nodeid, []),
+            "outcome": outcome,
+            "phase": report.when,
+            "duration_s": round(report.duration, 3),
+            "implementation": impl.name,
+            "device": impl.device,
+            "versions": dict(impl.versions),
+            "profile": state["profile"],
+            "message": message,
+        })
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash[_STATE]
+    if state["stale"]:
+        terminalreporter.section("stale known divergences (they match no test)")
+        for line in state["stale"]:
+            terminalreporter.line(line)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    path = config.getoption("conformance_json")
+    if not path or _STATE not in config.stash:
+        return
+    state = config.stash[_STATE]
+    impl = _impl(config)
+    document = {
+        "implementation": impl.name,
+        "device": impl.device,
+        "versions": dict(impl.versions),
+        "capabilities": sorted(impl.capabilities),
+        "profile": state["profile"],
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "started": state["started"],
+        "finished": time.time(),
+        "exit_status": int(exitstatus),
+        "divergence_file": state["divergence_file"],
+        "stale_divergences": state["stale"],
+        "tests": state["records"],
+    }
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")

@@ -1,0 +1,59 @@
+"""Known divergences: ``known_divergences/<impl>.txt``, one ``<test-id prefix> | <clause> | <reason>`` per line.
+
+A test whose id (``test_file.py::test_name[params]``, relative to the suite) starts with a prefix becomes an xfail
+(or a skip, with ``--known-divergences=skip``). Entries that match no collected test are reported as stale.
+Blank lines and ``#`` comments are ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, List, Optional, Sequence, Tuple
+
+__all__ = ["Divergence", "DIVERGENCE_DIR", "default_file", "parse", "match"]
+
+DIVERGENCE_DIR = Path(__file__).resolve().parent / "known_divergences"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One known divergence of an implementation from a clause."""
+
+    prefix: str
+    clause: str
+    reason: str
+    line: int
+
+
+def default_file(impl_name: str) -> Optional[Path]:
+    """``known_divergences/<impl>.txt`` when it exists."""
+    path = DIVERGENCE_DIR / f"{impl_name}.txt"
+    return path if path.is_file() else None
+
+
+def parse(text: str, source: str = "<text>") -> List[Divergence]:
+    """Parse a divergence file; a malformed line raises ``ValueError`` naming the file and line."""
+    entries = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|", 2)]
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"{source}:{number}: expected '<test-id prefix> | <clause> | <reason>', got {raw!r}")
+        entries.append(Divergence(parts[0], parts[1], parts[2], number))
+    return entries
+
+
+def match(entries: Sequence[Divergence], test_ids: Iterable[str]) -> Tuple[dict, List[Divergence]]:
+    """``{test id: divergence}`` for matching tests (first entry wins) and the entries that matched nothing."""
+    matched = {}
+    used = set()
+    for test_id in test_ids:
+        for entry in entries:
+            if test_id.startswith(entry.prefix):
+                matched[test_id] = entry
+                used.add(entry)
+                break
+    return matched, [e for e in entries if e not in used]

@@ -1,0 +1,309 @@
+"""In-process and subprocess plumbing shared by the tests: configs, Dynamo hygiene, log capture, workers.
+
+Everything that touches the implementation goes through its public surface (IMPL-1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+
+import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
+
+from conformance.impl import ENV_VAR, Implementation
+from conformance.oracle import FILE_NAME
+
+__all__ = [
+    "make_config",
+    "fresh_dynamo",
+    "unique_graphs",
+    "Captured",
+    "capture",
+    "scratch",
+    "cache_files",
+    "WorkerError",
+    "run_worker",
+    "run_ranks",
+    "RESULT_PREFIX",
+]
+
+RESULT_PREFIX = "CONFORMANCE_RESULT "
+_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+# Generous: a worker imports torch and may compile with Inductor on a loaded 2-core machine.
+DEFAULT_TIMEOUT_S = 600
+
+
+def make_config(impl: Implementation, options: Sequence[Tuple[str, Any]]) -> Any:
+    """CF-1: a fresh ``CompilerConfig`` with each ``(dotted.path, value)`` assigned as written (``c.a.b = v``)."""
+    config = impl.CompilerConfig()
+    for path, value in options:
+        *groups, leaf = path.split(".")
+        target = config
+        for group in groups:
+            target = getattr(target, group)
+        setattr(target, leaf, value)
+    return config
+
+
+def fresh_dynamo() -> None:
+    """Forget every Dynamo cache entry and counter, so one example cannot hit another's recompile limits."""
+    torch._dynamo.reset()
+    counters.clear()
+
+
+def unique_graphs() -> int:
+    """CC-14: the number of graphs Dynamo has traced in this process."""
+    return int(counters["stats"]["unique_graphs"])
+
+
+@dataclass
+class Captured:
+    """Log records of the implementation's logger and Python warnings seen inside ``capture``."""
+
+    records: List[logging.LogRecord] = field(default_factory=list)
+    warnings: List[warnings.WarningMessage] = field(default_factory=list)
+
+    def messages(self, level: int = logging.NOTSET) -> List[str]:
+        return [r.getMessage() for r in self.records if r.levelno >= level]
+
+    def at(self, level: int) -> List[str]:
+        return [r.getMessage() for r in self.records if r.levelno == level]
+
+    def warning_texts(self, category: type = Warning) -> List[str]:
+        return [str(w.message) for w in self.warnings if issubclass(w.category, category)]
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, sink: List[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(record)
+
+
+@contextlib.contextmanager
+def capture(logger: logging.Logger) -> Iterator[Captured]:
+    """Record ``logger``'s INFO-and-above records and every warning, restoring the logger's level after."""
+    captured = Captured()
+    handler = _ListHandler(captured.records)
+    old_level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            yield captured
+            captured.warnings.extend(seen)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
+@contextlib.contextmanager
+def scratch(prefix: str = "conformance-") -> Iterator[Path]:
+    """A fresh directory, removed afterwards; the cwd and ``$TORCHAIR_CACHE_HOME`` are restored too."""
+    cwd = os.getcwd()
+    home = os.environ.get("TORCHAIR_CACHE_HOME")
+    path = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    try:
+        yield path
+    finally:
+        os.chdir(cwd)
+        if home is None:
+            os.environ.pop("TORCHAIR_CACHE_HOME", None)
+        else:
+            os.environ["TORCHAIR_CACHE_HOME"] = home
+        # Broken-cache tests chown/chmod files: make everything removable first.
+        for root, dirs, files in os.walk(path):
+            for name in dirs + files:
+                full = os.path.join(root, name)
+                if not os.path.islink(full):
+                    with contextlib.suppress(OSError):
+                        os.chmod(full, 0o700)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def cache_files(root: os.PathLike | str) -> List[str]:
+    """Every ``compiled_module`` under ``root`` (real paths, sorted)."""
+    found = []
+    for dirpath, _, files in os.walk(root):
+        if FILE_NAME in files:
+            found.append(os.path.realpath(os.path.join(dirpath, FILE_NAME)))
+    return sorted(found)
+
+
+class WorkerError(AssertionError):
+    """A worker process died or printed no result."""
+
+
+def _import_root(impl: str) -> Optional[str]:
+    """The sys.path entry the implementation under test was imported from (so workers import the same one)."""
+    top = sys.modules.get(impl.split(".")[0])
+    origin = getattr(top, "__file__", None)
+    if not origin:
+        return None
+    path = Path(origin).resolve().parent
+    return str(path.parent if path.name == impl.split(".")[0] else path)
+
+
+def _worker_env(impl: str, extra: Optional[Mapping[str, Optional[str]]]) -> Dict[str, str]:
+    """The parent's environment, with a PYTHONPATH that works from any cwd: the suite, the implementation's
+    import root, then the parent's entries made absolute."""
+    env = dict(os.environ)
+    inherited = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    entries = [_PACKAGE_PARENT, _import_root(impl)] + inherited
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in entries if p))
+    env.pop("TORCHAIR_CACHE_HOME", None)
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def _parse(kind: str, proc_out: str, proc_err: str, returncode: int, job: Mapping[str, Any]) -> Dict[str, Any]:
+    for line in reversed(proc_out.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    raise WorkerError(
+        f"worker {kind} exited {returncode} without a result\njob: {json.dumps(job)}\n"
+        f"stdout tail:\n{proc_out[-3000:]}\nstderr tail:\n{proc_err[-6000:]}"
+    )
+
+
+def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: Optional[os.PathLike] = None,
+               env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
+    """Run ``python -m conformance.workers.<kind>`` on ``job`` in a fresh process and return its JSON result."""
+    job = {**job, "impl": impl}
+    proc = subprocess.run(
+        [sys.executable, "-m", f"conformance.workers.{kind}"],
+        input=json.dumps(job), capture_output=True, text=True, cwd=cwd, env=_worker_env(impl, {ENV_VAR: impl, **(env or {})}),
+        timeout=timeout,
+    )
+    return _parse(kind, proc.stdout, proc.stderr, proc.returncode, job)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.PathLike] = None,
+              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S) -> List[Dict[str, Any]]:
+    """Run one ``conformance.workers.rank`` process per job as a gloo world on 127.0.0.1 (rank = job index)."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:
+        procs = []
+        try:
+            for rank, job in enumerate(jobs):
+                rank_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
+                            "WORLD_SIZE": str(len(jobs)), ENV_VAR: impl, **(env or {})}
+                job_file = Path(tmp, f"job{rank}.json")
+                job_file.write_text(json.dumps({**job, "impl": impl}))
+                # Files, not pipes: every rank runs at once and none may block on a full pipe.
+                with open(job_file) as stdin, open(Path(tmp, f"out{rank}"), "w") as out, \
+                        open(Path(tmp, f"err{rank}"), "w") as err:
+                    procs.append(subprocess.Popen(
+                        [sys.executable, "-m", "conformance.workers.rank"], stdin=stdin, stdout=out, stderr=err,
+                        cwd=cwd, env=_worker_env(impl, rank_env)))
+            for p in procs:
+                p.wait(timeout=timeout)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        return [_parse("rank", Path(tmp, f"out{r}").read_text(), Path(tmp, f"err{r}").read_text(), p.returncode, job)
+                for r, (p, job) in enumerate(zip(procs, jobs))]
+
+
+@dataclass
+class RootPlan:
+    """How one example gives the cache root (``strategies.cache_roots``) and the root the formula then yields."""
+
+    cache_dir: Any
+    env_before: Optional[str]
+    env_after: Optional[str]
+    cwd_at_cache_compile: Path
+    cwd_at_first_call: Path
+    expected_root: str
+
+
+def plan_root(spec: Mapping[str, Any], base: Path) -> RootPlan:
+    """CC-7/CC-8: turn a drawn root description into concrete arguments, env and cwds under ``base``."""
+    rel = os.path.join(*spec["segments"])
+    first, second = base / "cwd_a", base / "cwd_b"
+    first.mkdir()
+    second.mkdir()
+    kind = spec["kind"]
+    if kind == "absolute":
+        root = base / "abs" / rel
+        if spec.get("exists"):
+            root.mkdir(parents=True)
+        arg: Any = root if spec.get("as_path") else str(root)
+        return RootPlan(arg, None, None, first, first, str(root))
+    if kind == "relative":
+        return RootPlan(rel, None, None, first, first, str(first / rel))
+    if kind == "env":
+        home = str(base / "home" / rel)
+        late = spec.get("set_after_cache_compile")
+        return RootPlan(spec.get("falsy_cache_dir"), None if late else home, home if late else None, first, first,
+                        home)
+    if kind == "default":
+        return RootPlan(spec.get("falsy_cache_dir"), None, None, first, first, str(first / ".torchair_cache"))
+    if kind == "chdir":
+        if spec.get("relative"):
+            return RootPlan(rel, None, None, first, second, str(second / rel))
+        return RootPlan(None, None, None, first, second, str(second / ".torchair_cache"))
+    raise ValueError(f"unknown root kind {kind!r}")
+
+
+@contextlib.contextmanager
+def root_env(plan: RootPlan) -> Iterator[None]:
+    """Enter ``plan``'s cwd and ``$TORCHAIR_CACHE_HOME`` for ``cache_compile`` (restored by ``scratch``)."""
+    os.environ.pop("TORCHAIR_CACHE_HOME", None)
+    if plan.env_before is not None:
+        os.environ["TORCHAIR_CACHE_HOME"] = plan.env_before
+    os.chdir(plan.cwd_at_cache_compile)
+    yield
+
+
+def before_first_call(plan: RootPlan) -> None:
+    """Apply what changes between ``cache_compile`` and the first call (cwd, a late ``$TORCHAIR_CACHE_HOME``)."""
+    if plan.env_after is not None:
+        os.environ["TORCHAIR_CACHE_HOME"] = plan.env_after
+    os.chdir(plan.cwd_at_first_call)
+
+
+def expected_cache_file(impl: Implementation, module: torch.nn.Module, method: str,
+                        options: Sequence[Tuple[str, Any]], *, dynamic: bool, root: str, ge_cache: bool = False,
+                        ranks: Optional[Mapping[str, Optional[int]]] = None, world_size: int = 1,
+                        rank: int = 0) -> str:
+    """CC-8: where the suite's own formula puts the cache file for these choices."""
+    from conformance import oracle
+    from conformance.strategies import mode_of
+
+    ranks = ranks or {}
+    config = make_config(impl, options)
+    info = oracle.model_info(type(module).__name__, str(module), oracle.options_string(config.as_dict()), bool(dynamic),
+                             oracle.tags_for(mode_of(options), ge_cache))
+    dist = oracle.dist_level(world_size, rank, ranks.get("global_rank"), ranks.get("tp_rank"), ranks.get("pp_rank"))
+    return oracle.cache_file(root, info, dist, method)

@@ -1,0 +1,129 @@
+"""SPEC CC-15 (input checks on the first warm call), CC-16 (inference only) and CC-18 (input/output forms and
+rebinding on warm start)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance import harness, models, profiles
+from conformance import strategies as cst
+from conformance.assertions import assert_cache_file_at, assert_outputs_close, assert_worker_ok
+
+_EAGER = [["debug.run_eagerly", True]]
+
+
+def _config():
+    return [] if profiles.active().true_default_config else _EAGER
+
+
+def _first_mismatch(shape, stride, cached_shape, cached_stride):
+    for i, (s, t, cs, ct) in enumerate(zip(shape, stride, cached_shape, cached_stride)):
+        if s != cs or t != ct:
+            return f"expected size {s}=={cs}, stride {t}=={ct} at dim={i}"
+    return None
+
+
+@pytest.mark.clause("CC-15")
+@given(data=st.data())
+@settings(max_examples=profiles.examples("process"))
+def test_first_warm_call_checks_sizes_and_strides(impl, data):
+    width = data.draw(st.integers(2, profiles.active().max_width), label="width")
+    module = {"kind": "stack", "seed": data.draw(cst.seeds, label="param_seed"), "dtype": "float32",
+              "structure": {"class_name": "SizeNet", "in_features": width,
+                            "layers": [{"kind": "linear", "out": width, "bias": True}]}}
+    cold_shape = data.draw(st.lists(st.integers(2, 6), min_size=1, max_size=2), label="cold_batch") + [width]
+    change = data.draw(st.sampled_from(["size", "stride"]), label="change")
+    if change == "size":
+        dim = data.draw(st.integers(0, len(cold_shape) - 2), label="dim")
+        warm_shape = list(cold_shape)
+        warm_shape[dim] = data.draw(st.integers(2, 8).filter(lambda v: v != cold_shape[dim]), label="warm_size")
+        warm = {"shape": warm_shape, "dtype": "float32", "seed": 1, "layout": "contiguous"}
+    else:
+        warm = {"shape": cold_shape, "dtype": "float32", "seed": 1, "layout": "transposed"}
+    cold = {"shape": cold_shape, "dtype": "float32", "seed": 0, "layout": "contiguous"}
+    expected_tensor = models.make_input(cold)
+    got_tensor = models.make_input(warm)
+    message = _first_mismatch(got_tensor.shape, got_tensor.stride(), expected_tensor.shape, expected_tensor.stride())
+    job = {"module": module, "config": _config(), "cache_compile": {"dynamic": False}}
+    with harness.scratch() as base:
+        job["cache_compile"]["cache_dir"] = str(base / "cache")
+        assert_worker_ok(harness.run_worker("cold", {**job, "calls": [{"inputs": [cold]}]}, impl=impl.name, cwd=base),
+                         what="cold run")
+        result = harness.run_worker("warm", {**job, "calls": [{"inputs": [warm]}]}, impl=impl.name, cwd=base)
+    err = result["error"]
+    assert err is not None, f"CC-15: a {change} mismatch ({warm}) was accepted by the warm run: {result}"
+    assert err["type"] == "builtins.AssertionError", f"CC-15: expected AssertionError, got {err['type']}: {err['message']}"
+    assert message in err["message"], f"CC-15: expected {message!r} in {err['message']!r}"
+
+
+@pytest.mark.clause("CC-16")
+@given(data=st.data())
+@settings(max_examples=profiles.examples("compile"))
+def test_outputs_carry_no_autograd_graph(impl, data):
+    module = data.draw(cst.module_specs(max_depth=3), label="module")
+    inputs = data.draw(cst.input_specs(module), label="inputs")
+    input_requires_grad = data.draw(st.booleans(), label="input_requires_grad")
+    harness.fresh_dynamo()
+    m = models.build_module(module["structure"], module["seed"])
+    x = [t.requires_grad_(input_requires_grad) if t.is_leaf else t for t in models.make_inputs(inputs)]
+    with harness.scratch() as base:
+        out = impl.cache_compile(m.forward, config=harness.make_config(impl, [tuple(o) for o in _config()]),
+                                 cache_dir=str(base))(*x)
+    assert not out.requires_grad and out.grad_fn is None, (
+        f"CC-16: output requires_grad={out.requires_grad}, grad_fn={out.grad_fn}")
+    with pytest.raises(RuntimeError):
+        out.sum().backward()
+
+
+@pytest.mark.clause("CC-18", "CC-14", "CC-16")
+@given(data=st.data())
+@settings(max_examples=profiles.examples("process"))
+def test_keyword_dataclass_list_and_int_inputs_and_tuple_outputs(impl, data):
+    width = data.draw(st.integers(1, profiles.active().max_width), label="width")
+    batch = data.draw(st.integers(2, 6), label="batch")
+    step = data.draw(st.integers(2, 5), label="step")
+    dynamic = data.draw(st.booleans(), label="dynamic")
+    seed = data.draw(cst.seeds, label="seed")
+    module = {"kind": "special", "name": "kwargs", "width": width, "seed": seed}
+    job = {"module": module, "config": _config(), "cache_compile": {"dynamic": dynamic},
+           "calls": [{"special": {"batch": batch, "seed": seed, "step": step}}], "compare_eager": True}
+    with harness.scratch() as base:
+        job["cache_compile"]["cache_dir"] = str(base / "cache")
+        cold = harness.run_worker("cold", job, impl=impl.name, cwd=base)
+        warm = harness.run_worker("warm", job, impl=impl.name, cwd=base)
+    for name, result in (("cold", cold), ("warm", warm)):
+        assert_worker_ok(result, what=f"{name} run")
+        assert result["eager_max_diff"][0] <= 1e-4, f"CC-18: {name} run differs from eager: {result['eager_max_diff']}"
+        assert result["requires_grad"] == [False], f"CC-16: {name} outputs carry autograd state"
+    assert warm["unique_graphs"] == 0, f"CC-14: the warm run traced {warm['unique_graphs']} graph(s)"
+    assert warm["digests"] == cold["digests"], "CC-14: warm outputs differ from the cold run's"
+
+
+@pytest.mark.clause("CC-18", "CC-14")
+@given(data=st.data())
+@settings(max_examples=profiles.examples("process"))
+def test_unregistered_closure_and_global_tensors_are_rebound_on_warm_start(impl, data):
+    width = data.draw(st.integers(1, profiles.active().max_width), label="width")
+    batch = data.draw(st.integers(2, 6), label="batch")
+    dynamic = data.draw(st.booleans(), label="dynamic")
+    cold_seed, warm_seed = data.draw(st.lists(cst.seeds, min_size=2, max_size=2, unique=True), label="seeds")
+    offset = data.draw(st.floats(-4, 4, allow_nan=False).filter(lambda v: v != 0.0), label="warm_global_offset")
+    base_job = {"config": _config(), "cache_compile": {"dynamic": dynamic}, "compare_eager": True,
+                "calls": [{"special": {"batch": batch, "seed": 7}}]}
+    with harness.scratch() as base:
+        base_job["cache_compile"]["cache_dir"] = str(base / "cache")
+        cold = harness.run_worker("cold", {**base_job, "module": {"kind": "special", "name": "unregistered",
+                                                                  "width": width, "seed": cold_seed}},
+                                  impl=impl.name, cwd=base)
+        assert_worker_ok(cold, what="cold run")
+        warm = harness.run_worker("warm", {**base_job, "globals": {"GLOBAL_OFFSET": offset},
+                                           "module": {"kind": "special", "name": "unregistered", "width": width,
+                                                      "seed": warm_seed}}, impl=impl.name, cwd=base)
+    assert_worker_ok(warm, what="warm run")
+    assert warm["unique_graphs"] == 0, f"CC-14: the warm run traced {warm['unique_graphs']} graph(s)"
+    assert warm["eager_max_diff"][0] <= 1e-4, (
+        "CC-18: the warm run used the cold run's tensors instead of its own attribute, closure and global tensors: "
+        f"max |warm - eager| = {warm['eager_max_diff'][0]}")

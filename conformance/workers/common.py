@@ -1,0 +1,132 @@
+"""The worker body shared by the cold, warm and rank entry points (job format: ``conformance.workers``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import traceback
+from typing import Any, Dict, List, Mapping
+
+__all__ = ["run_job", "main", "error_record"]
+
+
+def error_record(exc: BaseException) -> Dict[str, Any]:
+    """An exception as JSON: type, message, and the type and message of every exception in its chain."""
+    chain = []
+    seen = set()
+    cur: Any = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        chain.append({"type": f"{type(cur).__module__}.{type(cur).__qualname__}", "message": str(cur)})
+        cur = getattr(cur, "inner_exception", None) or cur.__cause__ or cur.__context__
+    return {"type": chain[0]["type"], "message": str(exc), "chain": chain,
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]}
+
+
+def _build(job: Mapping[str, Any]):
+    from conformance import models
+
+    spec = job["module"]
+    if spec["kind"] == "stack":
+        return models.build_module(spec["structure"], spec["seed"], spec.get("dtype", "float32"))
+    return models.build_special(spec["name"], spec["width"], spec["seed"])
+
+
+def _call_args(job: Mapping[str, Any], call: Mapping[str, Any]):
+    from conformance import models
+
+    if "inputs" in call:
+        return tuple(models.make_inputs(call["inputs"])), {}
+    spec = job["module"]
+    return models.special_args(spec["name"], spec["width"], **call["special"])
+
+
+def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
+    """Build the module, ``cache_compile`` its method, run the calls and report (see ``conformance.workers``)."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from conformance import harness, impl as impl_mod, models
+
+    impl = impl_mod.resolve(job["impl"])
+    models.use_device(impl.device)
+    result: Dict[str, Any] = {"digests": [], "eager_max_diff": [], "requires_grad": [], "error": None,
+                              "rank": 0, "world_size": 1}
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        result["rank"] = torch.distributed.get_rank()
+        result["world_size"] = torch.distributed.get_world_size()
+    for name, value in (job.get("globals") or {}).items():
+        setattr(models, name, torch.full_like(getattr(models, name), value))
+
+    module = _build(job)
+    method = getattr(module, job.get("method", "forward"))
+    config = harness.make_config(impl, [tuple(o) for o in job.get("config", [])])
+    options = dict(job.get("cache_compile") or {})
+    with harness.capture(impl.logger) as captured:
+        try:
+            compiled = impl.cache_compile(method, config=config, **options)
+            if job.get("chdir"):
+                os.chdir(job["chdir"])
+            for call in job.get("calls", []):
+                args, kwargs = _call_args(job, call)
+                out = compiled(*args, **kwargs)
+                result["digests"].append(models.digest(out))
+                tensors = [t for t in _flat(out) if isinstance(t, torch.Tensor)]
+                result["requires_grad"].append(any(t.requires_grad or t.grad_fn is not None for t in tensors))
+                if job.get("compare_eager"):
+                    with torch.no_grad():
+                        expected = getattr(module, job.get("method", "forward"))(*args, **kwargs)
+                    result["eager_max_diff"].append(_max_diff(out, expected))
+        except Exception as exc:  # reported to the test, which decides whether it was expected
+            result["error"] = error_record(exc)
+    result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
+    frames = counters.get("frames", {})
+    result["frames_total"] = int(frames["total"]) if "total" in frames else None
+    result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]
+    result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in captured.warnings
+                          if not issubclass(w.category, (DeprecationWarning, FutureWarning))]
+    return result
+
+
+def _flat(value: Any) -> List[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _flat(v)]
+    return [value]
+
+
+def _max_diff(out: Any, expected: Any) -> float:
+    """The largest absolute difference over tensor leaves; infinity when the structures or non-tensors differ."""
+    import torch
+
+    got, want = _flat(out), _flat(expected)
+    if len(got) != len(want):
+        return float("inf")
+    worst = 0.0
+    for g, w in zip(got, want):
+        if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor):
+            if g.shape != w.shape or g.dtype != w.dtype:
+                return float("inf")
+            if g.numel():
+                worst = max(worst, float((g.double() - w.double()).abs().max()))
+        elif g != w:
+            return float("inf")
+    return worst
+
+
+def main(setup=None) -> int:
+    """Read the job from stdin, run it, print the result line; ``setup(job)`` runs first (e.g. process groups)."""
+    from conformance.harness import RESULT_PREFIX
+
+    job = json.loads(sys.stdin.read())
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    teardown = setup(job) if setup else None
+    try:
+        result = run_job(job)
+    finally:
+        if teardown:
+            teardown()
+    sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return 0
