@@ -1,7 +1,9 @@
-"""``python -m conformance clauses``: each SPEC clause with the tests that check it.
+"""``python -m conformance clauses|bench|report``.
 
-Exits 1 when a clause of sections 0-3 has no test or a test names a clause that SPEC does not define.
-``--write-packaged`` regenerates ``conformance/SPEC_clauses.txt`` from SPEC.md.
+- ``clauses``: each SPEC clause with the tests that check it; exits 1 when a clause of sections 0-3 has no test or
+  a test names a clause that SPEC does not define. ``--write-packaged`` regenerates ``conformance/SPEC_clauses.txt``.
+- ``bench``: cold versus warm start in fresh processes (``conformance.bench.cli``; ``bench --help``).
+- ``report``: renders ``reports/`` from the history and the suite's JSON results (``conformance.report.cli``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,20 @@ from conformance import clauses
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("bench", "report"):
+        # Each has its own parser; they are imported only when asked for (the report needs matplotlib).
+        if argv[0] == "bench":
+            from conformance.bench.cli import main as command
+        else:
+            from conformance.report.cli import main as command
+        return command(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m conformance")
     sub = parser.add_subparsers(dest="command", required=True)
     cmd = sub.add_parser("clauses", help="list SPEC clauses with their tests; exit 1 on a gap in sections 0-3")
     cmd.add_argument("--write-packaged", action="store_true", help="regenerate conformance/SPEC_clauses.txt")
+    sub.add_parser("bench", help="cold vs warm start benchmarks (see: bench --help)")
+    sub.add_parser("report", help="render reports/ from the history and conformance results (see: report --help)")
     args = parser.parse_args(argv)
 
     found, source = clauses.load_clauses()
