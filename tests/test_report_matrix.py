@@ -26,6 +26,12 @@ def test_no_results_is_an_empty_matrix(tmp_path: Path) -> None:
 
 
 def test_a_file_that_is_not_results_is_named(tmp_path: Path) -> None:
-    (tmp_path / "bad.json").write_text(json.dumps([{"nodeid": "x", "outcome": "maybe"}]), encoding="utf-8")
-    with pytest.raises(matrix.ResultsError, match=r"bad.json\[0\]: not a test record"):
+    (tmp_path / "bad.json").write_text(json.dumps({"tests": [{"test": "x", "outcome": "maybe"}]}), encoding="utf-8")
+    with pytest.raises(matrix.ResultsError, match=r"bad.json tests\[0\]: not a test record"):
+        matrix.load(str(tmp_path / "*.json"))
+
+
+def test_a_bare_list_is_not_the_suites_document(tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text(json.dumps([]), encoding="utf-8")
+    with pytest.raises(matrix.ResultsError, match="--conformance-json"):
         matrix.load(str(tmp_path / "*.json"))

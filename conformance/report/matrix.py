@@ -1,7 +1,8 @@
 """The conformance matrix: clause x implementation/version, from the suite's JSON results.
 
-Input: files holding a JSON list of test records `{"nodeid": str, "clauses": [str], "outcome": "passed" | "failed" |
-"skipped" | "xfailed" | "xpassed", "impl": str, "versions": {...}}` (default `reports/conformance/*.json`).
+Input: the documents the suite writes with `--conformance-json` (default `reports/conformance/*.json`): an object
+whose `tests` list holds one record per test, `{"test": str, "clauses": [str], "outcome": "passed" | "failed" |
+"skipped" | "xfailed" | "xpassed", "implementation": str, "versions": {...}}`.
 A cell aggregates the tests that name the clause: `fail` if any failed, else `xpass` if a known divergence passed
 (its entry is stale), else `pass` if any passed, else `xfail` (known divergence), else `skip`.
 """
@@ -20,7 +21,7 @@ _PRECEDENCE = (("failed", "fail"), ("xpassed", "xpass"), ("passed", "pass"), ("x
 
 
 class ResultsError(ValueError):
-    """A results file that is not a list of test records; the message names the file and the entry."""
+    """A results file that is not the suite's results document; the message names the file and the entry."""
 
 
 @dataclass
@@ -69,7 +70,7 @@ def build(records: Iterable[dict[str, Any]], sources: list[str] | None = None) -
     columns: list[str] = []
     clauses: set[str] = set()
     for record in records:
-        column = column_label(str(record.get("impl")), dict(record.get("versions") or {}))
+        column = column_label(str(record.get("implementation")), dict(record.get("versions") or {}))
         if column not in columns:
             columns.append(column)
         for clause in record.get("clauses") or []:
@@ -88,11 +89,14 @@ def load(pattern: str) -> Matrix:
                 data = json.load(handle)
             except ValueError as exc:
                 raise ResultsError(f"{path}: not JSON: {exc}") from exc
-        if not isinstance(data, list):
-            raise ResultsError(f"{path}: expected a JSON list of test records, found {type(data).__name__}")
-        for i, record in enumerate(data):
-            if not isinstance(record, dict) or record.get("outcome") not in OUTCOMES or "nodeid" not in record:
-                raise ResultsError(f"{path}[{i}]: not a test record (nodeid, clauses, outcome in {OUTCOMES}): "
+        tests = data.get("tests") if isinstance(data, dict) else None
+        if not isinstance(tests, list):
+            raise ResultsError(f"{path}: expected the suite's results document (an object with a 'tests' list), "
+                               f"found {type(data).__name__}; write it with pytest conformance --conformance-json")
+        for i, record in enumerate(tests):
+            if not isinstance(record, dict) or record.get("outcome") not in OUTCOMES or "test" not in record:
+                raise ResultsError(f"{path} tests[{i}]: not a test record (test, clauses, outcome in {OUTCOMES}): "
                                    f"{record!r:.200}")
-            records.append(record)
+            records.append({**record, "implementation": record.get("implementation", data.get("implementation")),
+                            "versions": record.get("versions", data.get("versions"))})
     return build(records, sources)
