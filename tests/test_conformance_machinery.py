@@ -23,14 +23,14 @@ SPEC_SAMPLE = textwrap.dedent("""\
     - AB-1 First clause
       continues here.
     - AB-2 Second clause
-    ## 4. Later
+    ## 5. Later
     - XY-1 Not checked
 """)
 
 
 def test_parse_spec_reads_ids_and_sections():
     parsed = clauses.parse_spec(SPEC_SAMPLE)
-    assert [(c.id, c.section) for c in parsed] == [("AB-1", 0), ("AB-2", 0), ("XY-1", 4)]
+    assert [(c.id, c.section) for c in parsed] == [("AB-1", 0), ("AB-2", 0), ("XY-1", 5)]
     assert parsed[0].summary == "First clause"
 
 
