@@ -3,6 +3,8 @@ of the weight ops and files, over generated models."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from hypothesis import given, settings
@@ -61,7 +63,7 @@ def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl,
 
         over = harness.export_model(impl, spec, batch, seed, str(base / "over"), dynamic=dynamic, threshold=low)
         graph = _graph(base / "over" / "export.air")
-        files = assert_weights_in_files(graph, models.model_weights(over.module), base / "over", cwd=base,
+        files = assert_weights_in_files(graph, models.model_weights(over.module), base / "over", cwd=os.getcwd(),
                                         what=f"EX-6: threshold {low} < graph + weights; {story}")
         assert_files(base / "over", BASE_FILES | files, what=f"EX-6: threshold {low}: .air, dump and weight files")
         assert_data_ops(graph, exports.expected_data(spec, batch, dynamic), what="EX-6: Data ops re-indexed")
@@ -121,7 +123,7 @@ def test_a_model_just_over_the_real_threshold_is_externalised(impl):
         harness.fresh_dynamo()
         assert impl.dynamo_export(torch.randn(3, 4), model=model, export_path=str(base / "out")) is None
         graph = _graph(base / "out" / "export.air")
-        files = assert_weights_in_files(graph, models.model_weights(model), base / "out", cwd=base,
+        files = assert_weights_in_files(graph, models.model_weights(model), base / "out", cwd=os.getcwd(),
                                         what="EX-6: weights of the real threshold's size")
         assert_files(base / "out", BASE_FILES | files, what="EX-6: the real threshold")
         assert files == {"blob", "proj_weight", "proj_bias"}, files
