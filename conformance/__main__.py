@@ -1,6 +1,6 @@
 """``python -m conformance clauses|bench|report``.
 
-- ``clauses``: each SPEC clause with the tests that check it; exits 1 when a clause of sections 0-3 has no test or
+- ``clauses``: each SPEC clause with the tests that check it; exits 1 when a clause of sections 0-4 has no test or
   a test names a clause that SPEC does not define. ``--write-packaged`` regenerates ``conformance/SPEC_clauses.txt``.
 - ``bench``: cold versus warm start in fresh processes (``conformance.bench.cli``; ``bench --help``).
 - ``report``: renders ``reports/`` from the history and the suite's JSON results (``conformance.report.cli``).
@@ -26,7 +26,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return command(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m conformance")
     sub = parser.add_subparsers(dest="command", required=True)
-    cmd = sub.add_parser("clauses", help="list SPEC clauses with their tests; exit 1 on a gap in sections 0-3")
+    cmd = sub.add_parser("clauses", help="list SPEC clauses with their tests; exit 1 on a gap in sections 0-4")
     cmd.add_argument("--write-packaged", action="store_true", help="regenerate conformance/SPEC_clauses.txt")
     sub.add_parser("bench", help="cold vs warm start benchmarks (see: bench --help)")
     sub.add_parser("report", help="render reports/ from the history and conformance results (see: report --help)")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
+import re
 import stat
-from typing import Any, Iterable, List, Mapping, Optional, Sequence
+from collections import Counter
+from typing import Any, Collection, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 import torch
 
+from conformance import ge_ir
+from conformance.exports import files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file, tensor_bytes
 from conformance.harness import Captured, cache_files
 
 __all__ = [
@@ -22,6 +27,13 @@ __all__ = [
     "assert_outputs_close",
     "assert_worker_ok",
     "tolerance",
+    "assert_files",
+    "assert_data_ops",
+    "assert_net_output",
+    "assert_edges_resolve",
+    "assert_weights_inline",
+    "assert_weights_in_files",
+    "assert_pbtxt_matches",
 ]
 
 
@@ -129,3 +141,164 @@ def assert_worker_ok(result: Mapping[str, Any], *, what: str) -> None:
 
 def messages_at(result: Mapping[str, Any], level: int) -> Iterable[str]:
     return [m for lvl, m in result.get("logs", []) if lvl == level]
+
+
+# --- dynamo_export (SPEC section 4) -------------------------------------------------------------------------------
+# ``weights`` arguments are ``models.model_weights(module)``: {first fqn: [tensor, fqn, fqn, ...]}.
+
+
+def assert_files(root: os.PathLike | str, expected: Collection[str], *, what: str) -> None:
+    """EX-3/EX-4: the files under ``root`` are exactly ``expected`` (relative ``/`` paths)."""
+    found = files_under(root)
+    assert found == set(expected), (
+        f"{what}: expected exactly the files {sorted(expected)!r} under {os.fspath(root)!r}, found {sorted(found)!r} "
+        f"(missing {sorted(set(expected) - found)!r}, unexpected {sorted(found - set(expected))!r})")
+
+
+def assert_data_ops(graph: Any, expected: Sequence[Tuple[int, Sequence[int]]], *, what: str) -> None:
+    """EX-6/EX-7: one ``Data`` op per user input, with these (dtype, dims) in some order, attr ``index`` numbering
+    them 0..n-1 in op order."""
+    data = [op for op in graph.op if op.type == "Data"]
+    found = sorted((op.output_desc[0].dtype if op.output_desc else None,
+                    list(op.output_desc[0].shape.dim) if op.output_desc else None) for op in data)
+    want = sorted((dtype, list(dims)) for dtype, dims in expected)
+    readable = lambda pairs: [(ge_ir.dtype_name(d) if d is not None else None, dims) for d, dims in pairs]  # noqa: E731
+    assert found == want, (
+        f"{what}: expected one Data op per user input with (dtype, dims) {readable(want)!r}, found {readable(found)!r} "
+        f"(ops {[op.name for op in data]!r})")
+    indices = [op.attr["index"].i if "index" in op.attr else None for op in data]
+    assert indices == list(range(len(data))), (
+        f"{what}: the Data ops must be numbered 0..{len(data) - 1} by attr index in op order, found {indices!r} "
+        f"for {[op.name for op in data]!r}")
+
+
+def assert_net_output(graph: Any, outputs: int, *, what: str) -> None:
+    """EX-7: exactly one ``NetOutput`` op, whose inputs are the model's ``outputs`` result tensors."""
+    nets = [op for op in graph.op if op.type == "NetOutput"]
+    assert len(nets) == 1, f"{what}: expected one NetOutput op, found {[op.name for op in nets]!r}"
+    data_inputs = [i for i in nets[0].input if not i.endswith(":-1")]
+    assert len(data_inputs) == outputs, (
+        f"{what}: the NetOutput op should take the {outputs} output(s) of the model, its inputs are "
+        f"{list(nets[0].input)!r}")
+
+
+def assert_edges_resolve(graph: Any, *, what: str) -> None:
+    """EX-7: every op input is ``"<op of this graph>:<output index>"`` (``-1``: a control edge)."""
+    names = {op.name for op in graph.op}
+    bad = []
+    for op in graph.op:
+        for edge in op.input:
+            src, sep, index = edge.rpartition(":")
+            if not sep or src not in names or not index.lstrip("-").isdigit():
+                bad.append((op.name, edge))
+    assert not bad, f"{what}: op inputs that name no op of the graph (op, input): {bad[:20]!r}"
+
+
+def _weight_desc(t: Any) -> Tuple[int, List[int]]:
+    return ge_ir.dtype_enum(t.dtype), list(t.shape)
+
+
+def assert_weights_inline(graph: Any, weights: Mapping[str, Sequence[Any]], *, what: str) -> None:
+    """EX-6: no ``FileConstant`` op, and each weight is a ``Const`` op holding its dtype, shape and exact bytes."""
+    files = [op.name for op in graph.op if op.type == "FileConstant"]
+    assert not files, f"{what}: expected every weight inline (Const), found FileConstant ops {files!r}"
+    consts = {}
+    for op in graph.op:
+        if op.type == "Const" and "value" in op.attr:
+            t = op.attr["value"].t
+            consts.setdefault((t.desc.dtype, tuple(t.desc.shape.dim), t.data), op.name)
+    missing = []
+    for tensor, *names in weights.values():
+        key = _as_key(tensor)
+        if key not in consts:
+            missing.append(f"{'='.join(names)} ({ge_ir.dtype_name(key[0])} {list(key[1])})")
+    const_descs = [(name, ge_ir.dtype_name(k[0]), list(k[1]), len(k[2])) for k, name in consts.items()]
+    assert not missing, (
+        f"{what}: these weights have no Const op holding their dtype, shape and bytes: {missing!r}; "
+        f"Const ops (name, dtype, shape, data bytes): {const_descs!r}")
+
+
+def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], weight_dir: os.PathLike | str, *,
+                            cwd: os.PathLike | str, what: str) -> Set[str]:
+    """EX-6/EX-7: each weight is a ``FileConstant`` (attrs shape, dtype, file_path) whose file, named by an fqn of
+    the weight with ``.`` -> ``_`` in ``weight_dir``, holds exactly its bytes; no Const holds a weight. Returns the
+    weight file names."""
+    by_file = {}
+    for fqn, (tensor, *names) in weights.items():
+        for name in names:
+            by_file[name.replace(".", "_")] = (fqn, tensor, names)
+    seen: Set[str] = set()
+    files: Set[str] = set()
+    real_dir = os.path.realpath(weight_dir)
+    for op in graph.op:
+        if op.type != "FileConstant":
+            continue
+        for attr in ("shape", "dtype", "file_path"):
+            assert attr in op.attr, f"{what}: FileConstant {op.name!r} has no attr {attr!r}: attrs {sorted(op.attr)!r}"
+        path = resolve_file_path(op.attr["file_path"].s, cwd)
+        base = os.path.basename(path)
+        assert os.path.dirname(path) == real_dir, (
+            f"{what}: FileConstant {op.name!r} has file_path {op.attr['file_path'].s!r}, which is not in the rank's "
+            f"directory {real_dir!r}")
+        assert base in by_file, (
+            f"{what}: FileConstant {op.name!r} names the file {base!r}, which is no weight's fqn with '.' -> '_' "
+            f"(weight files would be {sorted(by_file)!r})")
+        fqn, tensor, names = by_file[base]
+        seen.add(fqn)
+        files.add(base)
+        dtype, dims = _weight_desc(tensor)
+        found = (op.attr["dtype"].dt, list(op.attr["shape"].list.i))
+        assert found == (dtype, dims), (
+            f"{what}: FileConstant {op.name!r} for {'='.join(names)}: expected dtype {ge_ir.dtype_name(dtype)} shape "
+            f"{dims}, its attrs say {ge_ir.dtype_name(found[0])} {found[1]}")
+        assert os.path.isfile(path), f"{what}: the weight file {path!r} of {'='.join(names)} does not exist"
+        size = os.path.getsize(path)
+        expected = math.prod(dims) * tensor.element_size()
+        assert size == expected, (
+            f"{what}: the weight file {path!r} of {'='.join(names)} holds {size} bytes, expected prod({dims}) x "
+            f"{tensor.element_size()} = {expected} (raw bytes, no header)")
+        differ = same_bytes_as_file(tensor, path)
+        assert differ is None, (
+            f"{what}: the weight file {path!r} of {'='.join(names)} ({tensor.dtype}) differs from the weight's raw "
+            f"bytes (C order, native byte order) first at byte {differ}")
+    missing = sorted(set(weights) - seen)
+    assert not missing, (
+        f"{what}: with the weights externalised, these weights have no FileConstant: {missing!r}; FileConstant ops "
+        f"{[(op.name, op.attr['file_path'].s) for op in graph.op if op.type == 'FileConstant']!r}")
+    held = {(op.attr["value"].t.desc.dtype, tuple(op.attr["value"].t.desc.shape.dim), op.attr["value"].t.data): op.name
+            for op in graph.op if op.type == "Const" and "value" in op.attr}
+    # A one-element weight may coincide with a scalar constant the graph needs anyway: only larger ones count.
+    inline = []
+    for tensor, *names in weights.values():
+        key = _as_key(tensor)
+        if tensor.numel() > 1 and key in held:
+            inline.append(f"{'='.join(names)} as Const {held[key]!r}")
+    assert not inline, f"{what}: all or nothing: these weights are still inline while others are in files: {inline!r}"
+    return files
+
+
+def _as_key(tensor: Any) -> Tuple[int, Tuple[int, ...], bytes]:
+    dtype, dims = _weight_desc(tensor)
+    return dtype, tuple(dims), tensor_bytes(tensor)
+
+
+def assert_pbtxt_matches(text: str, graph: Any, *, what: str) -> None:
+    """EX-8: the dump has one ``node`` block per op of the graph, with its name, type and inputs, and writes each
+    output's dtype by enum name (``dtype: DT_...``)."""
+    nodes = parse_pbtxt(text)
+    found = Counter((n.name, n.op) for n in nodes)
+    want = Counter((op.name, op.type) for op in graph.op)
+    assert found == want, (
+        f"{what}: dynamo.pbtxt should hold one node block per op of the .air graph: {len(nodes)} blocks for "
+        f"{len(graph.op)} ops; in the dump only {sorted((found - want).elements())[:20]!r}, in the graph only "
+        f"{sorted((want - found).elements())[:20]!r}")
+    by_name = {n.name: n for n in nodes}
+    for op in graph.op:
+        node = by_name[op.name]
+        assert node.inputs == list(op.input), (
+            f"{what}: node {op.name!r} has inputs {node.inputs!r} in dynamo.pbtxt, {list(op.input)!r} in the .air")
+        for desc in op.output_desc:
+            name = ge_ir.dtype_name(desc.dtype)
+            assert re.search(rf"\bdtype:\s*{name}\b", node.text), (
+                f"{what}: node {op.name!r} outputs {name}, but its dynamo.pbtxt block has no 'dtype: {name}':\n"
+                f"{node.text[:1500]}")

@@ -38,6 +38,9 @@ __all__ = [
     "run_worker",
     "run_ranks",
     "RESULT_PREFIX",
+    "export_threshold",
+    "Export",
+    "export_model",
 ]
 
 RESULT_PREFIX = "CONFORMANCE_RESULT "
@@ -199,6 +202,53 @@ def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: Optional[os
     return _parse(kind, proc.stdout, proc.stderr, proc.returncode, job)
 
 
+@contextlib.contextmanager
+def export_threshold(impl: Implementation, nbytes: Optional[int]) -> Iterator[None]:
+    """EX-6 (IMPL-2 ``set_externalize_threshold``): exports inside use ``nbytes`` as the threshold; None: the real
+    one. Callers check the ``threshold_override`` capability first."""
+    if nbytes is None:
+        yield
+        return
+    override = impl.threshold_override(nbytes)
+    if override is None:
+        raise AssertionError(f"{impl.name} declares threshold_override but offers no set_externalize_threshold hook")
+    with override:
+        yield
+
+
+@dataclass
+class Export:
+    """One in-process ``dynamo_export`` of a described model: what was exported and what happened."""
+
+    module: torch.nn.Module
+    args: tuple
+    kwargs: Dict[str, Any]
+    returned: Any
+    captured: Captured
+
+
+def export_model(impl: Implementation, spec: Mapping[str, Any], batch: Sequence[int], input_seed: int,
+                 export_path: Any, *, export_name: Optional[str] = None, dynamic: Optional[bool] = None,
+                 options: Sequence[Tuple[str, Any]] = (), threshold: Optional[int] = None) -> Export:
+    """EX-1: build ``spec``'s model and inputs, and ``dynamo_export`` them (``export_name``/``dynamic`` left to
+    their defaults when None; a config only when ``options`` assigns something)."""
+    from conformance import models
+
+    fresh_dynamo()
+    module = models.build_export_model(spec)
+    args, kwargs = models.export_inputs(spec, batch, input_seed)
+    named: Dict[str, Any] = {"export_path": export_path}
+    if export_name is not None:
+        named["export_name"] = export_name
+    if dynamic is not None:
+        named["dynamic"] = dynamic
+    if options:
+        named["config"] = make_config(impl, options)
+    with capture(impl.logger) as captured, export_threshold(impl, threshold):
+        returned = impl.dynamo_export(*args, model=module, **named, **kwargs)
+    return Export(module, args, kwargs, returned, captured)
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -207,8 +257,10 @@ def free_port() -> int:
 
 
 def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.PathLike] = None,
-              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S) -> List[Dict[str, Any]]:
-    """Run one ``conformance.workers.rank`` process per job as a gloo world on 127.0.0.1 (rank = job index)."""
+              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S,
+              worker: str = "rank") -> List[Dict[str, Any]]:
+    """Run one ``conformance.workers.<worker>`` process per job as a gloo world on 127.0.0.1 (rank = job index):
+    ``rank`` runs ``cache_compile`` jobs, ``export`` runs ``dynamo_export`` jobs."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:
         procs = []
@@ -222,7 +274,7 @@ def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.
                 with open(job_file) as stdin, open(Path(tmp, f"out{rank}"), "w") as out, \
                         open(Path(tmp, f"err{rank}"), "w") as err:
                     procs.append(subprocess.Popen(
-                        [sys.executable, "-m", "conformance.workers.rank"], stdin=stdin, stdout=out, stderr=err,
+                        [sys.executable, "-m", f"conformance.workers.{worker}"], stdin=stdin, stdout=out, stderr=err,
                         cwd=cwd, env=_worker_env(impl, rank_env)))
             for p in procs:
                 p.wait(timeout=timeout)
@@ -231,7 +283,7 @@ def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.
                 if p.poll() is None:
                     p.kill()
                     p.wait()
-        return [_parse("rank", Path(tmp, f"out{r}").read_text(), Path(tmp, f"err{r}").read_text(), p.returncode, job)
+        return [_parse(worker, Path(tmp, f"out{r}").read_text(), Path(tmp, f"err{r}").read_text(), p.returncode, job)
                 for r, (p, job) in enumerate(zip(procs, jobs))]
 
 

@@ -29,6 +29,11 @@ __all__ = [
     "path_segments",
     "cache_roots",
     "ranks",
+    "EXPORT_DTYPES",
+    "export_models",
+    "export_batches",
+    "export_options",
+    "export_names",
 ]
 
 MODES = ("max-autotune", "reduce-overhead")
@@ -175,3 +180,58 @@ def ranks(draw: st.DrawFn, *, with_global: bool = True) -> Dict[str, Optional[in
     if with_global:
         drawn["global_rank"] = draw(rank, label="global_rank")
     return drawn
+
+
+# --- dynamo_export (SPEC section 4) -----------------------------------------------------------------------------
+
+EXPORT_DTYPES = ("float32", "float16", "bfloat16")
+
+
+@st.composite
+def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all_reduce: bool = False,
+                  max_depth: Optional[int] = None) -> Dict[str, Any]:
+    """An export description (``models.build_export_model``): 1-3 inputs, each positional or keyword, a stack of
+    drawn depth and widths, maybe a float buffer, an int buffer, a weight shared by two layers, a second output."""
+    n_inputs = draw(st.integers(1, 3), label="n_inputs")
+    inputs = [{"features": draw(_widths(), label=f"features of input {i}"),
+               "keyword": draw(st.booleans(), label=f"input {i} by keyword")} for i in range(n_inputs)]
+    hidden = draw(_widths(), label="hidden")
+    structure = draw(structures(max_depth=max_depth, in_features=hidden), label="structure")
+    return {
+        "kind": "export",
+        "class_name": structure["class_name"],
+        "seed": draw(seeds, label="param_seed"),
+        "dtype": draw(st.sampled_from(list(dtypes)), label="dtype"),
+        "inputs": inputs,
+        "hidden": hidden,
+        "structure": structure,
+        "float_buffer": draw(st.booleans(), label="float_buffer"),
+        "int_buffer": draw(st.one_of(st.none(), st.sampled_from(models.INT_BUFFER_DTYPES)), label="int_buffer"),
+        "shared": draw(st.booleans(), label="shared_weight"),
+        "all_reduce": all_reduce,
+        "outputs": draw(st.sampled_from([1, 2]), label="outputs"),
+    }
+
+
+@st.composite
+def export_batches(draw: st.DrawFn) -> List[int]:
+    """1-2 leading dims, each larger than any width a drawn module has: with ``dynamic=True`` they stay symbolic
+    (no duck-sized coincidence with a feature size, no 0/1 specialisation)."""
+    low = profiles.active().max_width + 1
+    return draw(st.lists(st.integers(low, low + 3), min_size=1, max_size=2), label="batch")
+
+
+@st.composite
+def export_options(draw: st.DrawFn) -> List[Tuple[str, Any]]:
+    """CF-1 assignments of the export flags (each maybe set, to a drawn value), in a drawn order."""
+    assignments = [(path, draw(st.booleans(), label=path)) for path in EXPORT_FLAGS
+                   if draw(st.booleans(), label=f"set {path}")]
+    return draw(st.permutations(assignments), label="export_assignments")
+
+
+@st.composite
+def export_names(draw: st.DrawFn) -> str:
+    """An ``export_name``, maybe with leading directories (EX-1: only the last component counts)."""
+    name = draw(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,11}", fullmatch=True), label="export_name")
+    dirs = draw(st.lists(st.from_regex(r"[a-z0-9_]{1,6}", fullmatch=True), max_size=2), label="export_name_dirs")
+    return "/".join(dirs + [name])

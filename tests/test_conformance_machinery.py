@@ -23,14 +23,14 @@ SPEC_SAMPLE = textwrap.dedent("""\
     - AB-1 First clause
       continues here.
     - AB-2 Second clause
-    ## 4. Later
+    ## 5. Later
     - XY-1 Not checked
 """)
 
 
 def test_parse_spec_reads_ids_and_sections():
     parsed = clauses.parse_spec(SPEC_SAMPLE)
-    assert [(c.id, c.section) for c in parsed] == [("AB-1", 0), ("AB-2", 0), ("XY-1", 4)]
+    assert [(c.id, c.section) for c in parsed] == [("AB-1", 0), ("AB-2", 0), ("XY-1", 5)]
     assert parsed[0].summary == "First clause"
 
 
@@ -54,7 +54,8 @@ def test_packaged_clause_copy_matches_spec():
         "conformance/SPEC_clauses.txt is stale: run `python -m conformance clauses --write-packaged`")
 
 
-def test_every_clause_of_sections_0_to_3_has_a_test():
+def test_every_clause_of_sections_0_to_4_has_a_test():
+    assert clauses.CHECKED_SECTIONS == (0, 1, 2, 3, 4)
     found, _ = clauses.load_clauses()
     report, gaps, unknown = clauses.coverage_report(found, clauses.tests_by_clause())
     assert not gaps and not unknown, report
@@ -65,6 +66,7 @@ def test_clauses_command_exits_zero(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "CC-12" in proc.stdout and "test_single_trace.py::test_recompile_removes_func_dir_and_warns" in proc.stdout
+    assert "test_export_weights.py::test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold" in proc.stdout
 
 
 def test_divergence_files_parse_match_and_report_stale():

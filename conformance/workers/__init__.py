@@ -1,4 +1,5 @@
-"""Subprocess entry points: ``python -m conformance.workers.{cold,warm,rank}`` read one JSON job on stdin.
+"""Subprocess entry points: ``python -m conformance.workers.{cold,warm,rank}`` read one JSON job on stdin
+(``conformance.workers.export``, a rank that runs ``dynamo_export``, documents its own job format).
 
 Job (all keys but ``impl`` and ``module`` optional)::
 

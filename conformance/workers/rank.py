@@ -4,7 +4,8 @@ import sys
 from datetime import timedelta
 
 
-def _init_world(job):
+def init_world(job):
+    """Join the world; returns the teardown (a barrier, then the group destroyed)."""
     import torch.distributed as dist
 
     dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=120))
@@ -20,4 +21,4 @@ def _init_world(job):
 if __name__ == "__main__":
     from conformance.workers.common import main
 
-    sys.exit(main(_init_world))
+    sys.exit(main(init_world))
