@@ -11,8 +11,9 @@ Nothing in it is unpickled: JSON, base64 `marshal` data for the bytecode, and na
 the graph record refers to (kept kernels, `ge_cache=True`) live in `<func>/kernels/`, named by their SHA-256, which
 the record also holds. Every file is written to a temporary file in the same folder with mode 0600, flushed to
 disk and renamed over the target, so a killed writer never leaves a file that loads, and of two writers racing the
-last rename wins with a whole file. A reader refuses (`BrokenCacheError`) a symlink, a file owned by someone else,
-a mode other than 0600, a bad magic, header, length or checksum, and another format version.
+last rename wins with a whole file. A reader refuses (`BrokenCacheError`) a symlink, anything but a regular file
+(a FIFO without waiting on it), a file owned by someone else, a mode other than 0600, a bad magic, header (deeply
+nested JSON included), length or checksum, and another format version.
 """
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
     try:
         header = json.loads(data[len(MAGIC):end])
         version, size, digest = header["format"], header["payload_bytes"], header["payload_sha256"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: deeply nested JSON
         raise BrokenCacheError(f"{where} has a corrupt header: {exc}") from exc
     if version != FORMAT_VERSION:
         raise StaleCacheError(f"{where} has format version {version!r}; this torchair_ref reads {FORMAT_VERSION}")
@@ -85,7 +86,7 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
         raise BrokenCacheError(f"{where} payload does not match its SHA-256 (corrupted)")
     try:
         payload = json.loads(body.decode("utf-8"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BrokenCacheError(f"{where} payload is not valid JSON: {exc}") from exc
     if not isinstance(payload, dict):
         raise BrokenCacheError(f"{where} payload is a {type(payload).__name__}, not an object")
@@ -95,7 +96,8 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
 def read(path: str) -> dict[str, Any]:
     """CC-14/CC-17/RC-1: read and check a cache file; raises `BrokenCacheError` with the reason."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO put where the file should be would otherwise wait forever for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if os.path.islink(path):
             raise BrokenCacheError(f"cache file {path} is a symlink") from exc
