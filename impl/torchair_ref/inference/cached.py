@@ -70,6 +70,8 @@ def cache_compile(
         if owner != os.geteuid():
             denied = PermissionError(f"{cache_dir} is owned by uid {owner}, the current user is uid {os.geteuid()}")
             raise ValueError(f"Cache dir {cache_dir} must be owned by the current user") from denied
+    if cache_dir:
+        _check_directory_path(os.fspath(cache_dir))
     if ge_cache and config.mode == "reduce-overhead":
         logger.warning("ge_cache=True has no effect in mode reduce-overhead: only max-autotune keeps compiled kernels")
     return CachedFunction(
@@ -95,6 +97,18 @@ def _resolve_config(config: Any, backend: Any, config_type: type) -> Any:
     if config is not None and backend_config != config:
         raise ValueError(_BACKEND_MISMATCH)
     return backend_config
+
+
+def _check_directory_path(cache_dir: str) -> None:
+    """`cache_dir` must be a directory or creatable as one: it, or else its nearest existing parent, is a directory."""
+    existing = os.path.abspath(cache_dir)
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        where = "is not a directory"
+        if existing != os.path.abspath(cache_dir):
+            where = f"is below {existing}, which is not a directory"
+        raise NotADirectoryError(f"cache_dir {cache_dir!r} {where}; pass a directory (it is created when missing)")
 
 
 def _check_bool(name: str, value: Any) -> None:
