@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from . import atc_config, ge_ir, graph, weights
-from ._files import write_file
+from ._files import write_all
 
 logger = logging.getLogger("torchair_ref")
 
@@ -140,9 +140,8 @@ def dynamo_export(
         return None
 
     os.makedirs(layout.rank_dir, exist_ok=True)
-    weights.write_weight_files(files)
-    for path, data in outputs:
-        write_file(path, data)
+    air, *others = outputs
+    write_all([*weights.weight_file_outputs(files), *others, air])
     logger.info("dynamo_export: wrote %s", layout.air)
     return None
 
