@@ -25,11 +25,18 @@ def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file
     if out is not None:
         _check_output(out)
     payload = artifact.read(cache_bin)
-    text = render(payload)
+    try:
+        text = render(payload)
+        code = graph_code(payload["graph"])
+    except (KeyError, TypeError, ValueError, EOFError, AttributeError) as exc:
+        raise artifact.BrokenCacheError(
+            f"cache file {cache_bin} passes its checksum but does not hold a torchair_ref cache payload "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
     if print_output:
         print(text)
     if out is not None:
-        _write_python(out, text, graph_code(payload["graph"]))
+        _write_python(out, text, code)
     return text
 
 
