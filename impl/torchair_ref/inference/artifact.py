@@ -106,9 +106,13 @@ def read(path: str) -> dict[str, Any]:
         if os.path.islink(path):
             raise BrokenCacheError(f"cache file {path} is a symlink") from exc
         raise BrokenCacheError(f"cache file {path} cannot be opened: {exc}") from exc
+    try:
+        # Before fdopen, which refuses a directory with an error that names the descriptor, not the path.
+        check_owned_private(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        check_owned_private(path, info)
         data = handle.read()
     return decode(data, f"cache file {path}")
 
