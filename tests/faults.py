@@ -177,3 +177,34 @@ def immutable(*paths: Path) -> Iterator[None]:
     finally:
         for path in done:
             chattr(path, "-i")
+
+
+def budget(cost: str) -> int:
+    """Examples for a property of this cost ("cheap", "compile", "process") under $HYPOTHESIS_PROFILE, from the
+    conformance suite's profiles (`ci` unless set; `nightly` for long runs)."""
+    from conformance import profiles
+
+    return profiles.PROFILES[os.environ.get("HYPOTHESIS_PROFILE") or profiles.DEFAULT].budgets[cost]
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = 20) -> Iterator[None]:
+    """Fail the test if the block blocks for `seconds` (a FIFO opened for reading waits for a writer forever).
+
+    The alarm interrupts the blocked call with TimeoutError; the code under test may catch that, so the test fails
+    on the alarm having fired, whatever the block did with it.
+    """
+    fired = []
+
+    def expire(signum: int, frame: Any) -> None:
+        fired.append(seconds)
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+        assert not fired, f"blocked for {seconds} s (interrupted)"

@@ -39,6 +39,8 @@ class Row:
 
     def result(self) -> str:
         tests = self.passed + self.failed + len(self.skipped)
+        if not tests:
+            return "not run"
         if self.failed:
             return f"**{self.failed} of {tests} tests failed**"
         if self.skipped and not self.passed:
