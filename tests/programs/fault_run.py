@@ -7,7 +7,7 @@ dynamic, ge_cache):
   list; the second pass shows whether what the first left loads); default: one run on the cwd's default root.
 - ``kill_at``: SIGKILL this process at that step of writing a ``compiled_module`` (``STEPS``).
 - ``pause_at``, ``ready``, ``go``: at that step create the file ``ready``, then wait until the file ``go`` exists.
-- ``fsize``: RLIMIT_FSIZE in bytes from just before the first call (CPython ignores SIGXFSZ: writes fail with EFBIG).
+- ``fsize``: RLIMIT_FSIZE in bytes around the calls (CPython ignores SIGXFSZ: writes fail with EFBIG).
 - ``export``: instead of caching, ``dynamo_export`` tests.export.models.TwoLayer to this directory, every weight
   in a file.
 
@@ -20,6 +20,7 @@ The fault comes from outside the library: the references that ``torchair_ref.inf
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ import signal
 import sys
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -177,14 +178,26 @@ def export(job: dict) -> dict:
     torch.manual_seed(job.get("seed", 0))
     model = TwoLayer().eval()
     x = torch.randn(2, 4)
-    if job.get("fsize") is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (job["fsize"], resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
     try:
-        with externalize_threshold(0):
+        with file_size_limit(job.get("fsize")), externalize_threshold(0):
             dynamo_export(x, model=model, export_path=job["export"])
     except Exception as exc:  # reported to the test, which decides whether it was expected
         return {"error": {"type": type(exc).__name__, "message": str(exc)}}
     return {"error": None}
+
+
+@contextlib.contextmanager
+def file_size_limit(nbytes: int | None) -> Iterator[None]:
+    """RLIMIT_FSIZE = `nbytes` inside the block (the report after it goes to a file, which must not hit it)."""
+    if nbytes is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
 
 class _Lines(logging.Handler):
@@ -208,13 +221,11 @@ def main() -> None:
     logs: list[str] = []
     torchair_ref.logger.addHandler(_Lines(logs))
     torchair_ref.logger.setLevel(logging.INFO)
-    if job.get("fsize") is not None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (job["fsize"], resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
     runs = []
     for _ in range(job.get("passes", 1)):
         for cache_dir in job.get("cache_dirs", [None]):
             del logs[:]
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, file_size_limit(job.get("fsize")):
                 warnings.simplefilter("always")
                 run = run_once(job, cache_dir)
             run["warnings"] = [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]
