@@ -51,10 +51,18 @@ class Row:
         return text
 
 
+#: rows are grouped by the fault's first words, in the order of the issue that asked for them
+GROUPS = ("Crash", "Damaged", "Stale", "Hostile", "No room", "No rights", "Race", "Bad input", "Export")
+
+
+def _group(row: Row) -> int:
+    return next((i for i, prefix in enumerate(GROUPS) if row.fault.startswith(prefix)), len(GROUPS))
+
+
 def render(rows: list[Row]) -> str:
-    """The Markdown table, one line per fault, in the order the tests were collected."""
+    """The Markdown table, one line per fault, grouped (GROUPS), then in the order the tests were collected."""
     lines = ["| Fault | Cases tried | Result | Outcome checked | Tests |", "| --- | ---: | --- | --- | --- |"]
-    for row in rows:
+    for row in sorted(rows, key=_group):
         where = ", ".join(f"`{w}`" for w in row.where)
         lines.append(f"| {row.fault} | {row.cases} | {row.result()} | {row.outcome} | {where} |")
     return "\n".join(lines)

@@ -6,7 +6,8 @@ dynamic, ge_cache):
 - ``cache_dirs``: run the calls once per directory, each time on a freshly built model (``passes`` times over the
   list; the second pass shows whether what the first left loads); default: one run on the cwd's default root.
 - ``kill_at``: SIGKILL this process at that step of writing a ``compiled_module`` (``STEPS``).
-- ``pause_at``, ``ready``, ``go``: at that step create the file ``ready``, then wait until the file ``go`` exists.
+- ``pause_at`` (a list of steps), ``signals`` (a folder): at each step create ``<signals>/<step>.paused``, then wait
+  until ``<signals>/<step>.go`` exists.
 - ``fsize``: RLIMIT_FSIZE in bytes around the calls (CPython ignores SIGXFSZ: writes fail with EFBIG).
 - ``export``: instead of caching, ``dynamo_export`` tests.export.models.TwoLayer to this directory, every weight
   in a file.
@@ -216,8 +217,9 @@ def main() -> None:
         return
     if job.get("kill_at"):
         install_fault(job["kill_at"], kill)
-    elif job.get("pause_at"):
-        install_fault(job["pause_at"], pause(job["ready"], job["go"]))
+    for step in job.get("pause_at", []):
+        signals = os.path.join(job["signals"], step)
+        install_fault(step, pause(signals + ".paused", signals + ".go"))  # each one wraps those installed before
     logs: list[str] = []
     torchair_ref.logger.addHandler(_Lines(logs))
     torchair_ref.logger.setLevel(logging.INFO)
