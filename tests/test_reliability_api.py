@@ -59,7 +59,8 @@ def _check(call: Callable[[], Any], base: Path, names: tuple[str, ...], errors: 
     with pytest.raises(errors) as caught:
         call()
     message = str(caught.value)
-    assert any(name in message for name in names), f"{story}: {type(caught.value).__name__}({message!r}) names none of {names}"
+    found = f"{type(caught.value).__name__}({message!r})"
+    assert any(name in message for name in names), f"{story}: {found} names none of {names}"
     assert snapshot(base) == before, f"{story}: files changed: {sorted(snapshot(base))}"
     assert counters["stats"]["unique_graphs"] == graphs, f"{story}: Dynamo traced before the error"
 

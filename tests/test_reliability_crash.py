@@ -60,7 +60,7 @@ def crashes(tmp_path_factory: pytest.TempPathFactory) -> dict:
 )
 @pytest.mark.parametrize("step", STEPS)
 def test_kill_during_save_never_leaves_a_partial_file(crashes: dict, step: str) -> None:
-    """CC-11, CC-17: after a SIGKILL at `step` of the write, no partial file is ever loaded and the next run is right."""
+    """CC-11, CC-17: after a SIGKILL at `step` of the write, no partial file ever loads; the next run is right."""
     root = crashes["roots"][step]
     assert step not in crashes["errors"], crashes["errors"].get(step)
     left = crashes["left"][step]

@@ -18,8 +18,8 @@ from typing import Callable
 import pytest
 import torch
 
-from tests.faults import Net, assert_one_valid_cache, eager_config, snapshot
-from tests.test_reliability_damage import Case, X, call_again, cold, reseal
+from tests.faults import Net, assert_one_valid_cache, snapshot
+from tests.test_reliability_damage import Case, X, call_again, cold
 from torchair_ref.inference import artifact, readable_cache
 
 
