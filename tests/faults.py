@@ -13,16 +13,18 @@ import stat
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 import torch
+from torch._dynamo.utils import counters
 
 import torchair_ref
 from tests.conftest import PROGRAMS
 from tests.export.checks import child_env
-from torchair_ref.inference import artifact
+from torchair_ref.inference import artifact, cache_compile
 
 FAULT_PROGRAM = PROGRAMS / "fault_run.py"
 TEMP_SUFFIX = ".tmp"
@@ -208,3 +210,44 @@ def no_hang(seconds: int = 20) -> Iterator[None]:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
         assert not fired, f"blocked for {seconds} s (interrupted)"
+
+
+X = torch.linspace(-2, 2, 12).reshape(3, 4)
+
+
+@dataclass
+class Case:
+    """One damaged cache: its root, the file, the valid bytes it had, and a folder outside the root."""
+
+    root: Path
+    path: Path
+    valid: bytes
+    outside: Path
+
+
+def cold(base: Path) -> Case:
+    """A valid cache of Net.forward under `base/cache` (eager, in this process), and a folder beside it."""
+    root = base / "cache"
+    cached = cache_compile(Net().forward, config=eager_config(), cache_dir=str(root))
+    cached(X)
+    path = Path(cached.cache_file)
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("not the cache's to touch")
+    return Case(root, path, path.read_bytes(), outside)
+
+
+def reseal(data: bytes, change: Callable[[dict], None]) -> bytes:
+    """The payload changed by `change`, with a matching header and checksum (a valid file from elsewhere)."""
+    payload = artifact.decode(data)
+    change(payload)
+    return artifact.encode(payload)
+
+
+def call_again(case: Case) -> tuple[torch.Tensor, list[str], int, str]:
+    """A fresh model's first call on the damaged root: output, warnings, graphs traced, the cache path it used."""
+    before = counters["stats"]["unique_graphs"]
+    cached = cache_compile(Net().forward, config=eager_config(), cache_dir=str(case.root))
+    with pytest.warns(UserWarning) as caught, no_hang():
+        out = cached(X)
+    return out, [str(w.message) for w in caught], counters["stats"]["unique_graphs"] - before, cached.cache_file

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -19,39 +18,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch._dynamo.utils import counters
 
-from tests.faults import Net, assert_one_valid_cache, budget, eager_config, listing, no_hang, snapshot
+from tests.faults import (
+    X,
+    Case,
+    Net,
+    assert_one_valid_cache,
+    budget,
+    call_again,
+    cold,
+    eager_config,
+    listing,
+    no_hang,
+    reseal,
+    Trap,
+    snapshot,
+)
 from torchair_ref.inference import artifact, cache_compile, readable_cache
-
-X = torch.linspace(-2, 2, 12).reshape(3, 4)
-
-
-@dataclass
-class Case:
-    """One damaged cache: its root, the file, the valid bytes it had, and a folder outside the root."""
-
-    root: Path
-    path: Path
-    valid: bytes
-    outside: Path
-
-
-def cold(base: Path) -> Case:
-    root = base / "cache"
-    cached = cache_compile(Net().forward, config=eager_config(), cache_dir=str(root))
-    cached(X)
-    path = Path(cached.cache_file)
-    outside = base / "outside"
-    outside.mkdir()
-    (outside / "precious").write_text("not the cache's to touch")
-    return Case(root, path, path.read_bytes(), outside)
-
-
-def reseal(data: bytes, change: Callable[[dict], None]) -> bytes:
-    """The payload changed by `change`, with a matching header and checksum (a valid file from elsewhere)."""
-    payload = artifact.decode(data)
-    change(payload)
-    return artifact.encode(payload)
-
 
 def _layout(case: Case) -> tuple[int, int]:
     """(end of the magic line, end of the header line)."""
@@ -149,15 +131,6 @@ LEVELS: dict[str, Callable[[Case], None]] = {
     "<func> folder: a symlink to a valid copy outside the root": _symlink_level(0),
     "<model_info> folder: a symlink to a valid copy outside the root": _symlink_level(1),
 }
-
-
-def call_again(case: Case) -> tuple[torch.Tensor, list[str], int, str]:
-    """A fresh model's first call on the damaged root: output, warnings, graphs traced, the cache path it used."""
-    before = counters["stats"]["unique_graphs"]
-    cached = cache_compile(Net().forward, config=eager_config(), cache_dir=str(case.root))
-    with pytest.warns(UserWarning) as caught, no_hang():
-        out = cached(X)
-    return out, [str(w.message) for w in caught], counters["stats"]["unique_graphs"] - before, cached.cache_file
 
 
 @pytest.mark.reliability(
@@ -258,8 +231,6 @@ def test_random_bit_flips_are_rebuilt(tmp_path: Path, record_property: Callable)
 @pytest.mark.parametrize("api", ["lazy path", "readable_cache"])
 def test_pickle_with_reduce_never_runs(tmp_path: Path, api: str) -> None:
     """CC-17, RC-1: a cache crafted as a pickle that runs code when unpickled is never unpickled."""
-    from tests.faults import Trap
-
     case = cold(tmp_path)
     canary = tmp_path / "canary"
     _write(case, pickle.dumps(Trap(str(canary))))

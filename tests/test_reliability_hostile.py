@@ -18,8 +18,7 @@ from typing import Callable
 import pytest
 import torch
 
-from tests.faults import Net, assert_one_valid_cache, snapshot
-from tests.test_reliability_damage import Case, X, call_again, cold
+from tests.faults import Case, Net, X, assert_one_valid_cache, call_again, cold, snapshot
 from torchair_ref.inference import artifact, readable_cache
 
 

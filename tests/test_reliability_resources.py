@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from tests.faults import (
+    X,
     Net,
     cache_files,
     eager_config,
@@ -24,7 +25,6 @@ from tests.faults import (
     snapshot,
     temp_files,
 )
-from tests.test_reliability_damage import X
 from torchair_ref.inference import cache_compile
 
 NOT_CACHED = "could not be cached"
