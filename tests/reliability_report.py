@@ -91,7 +91,10 @@ class _Table:
                 raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.{MARK} takes (fault, outcome), got {mark.args}")
             fault, outcome = mark.args
             row = self.rows.setdefault(fault, Row(fault, outcome))
-            where = item.path.name
+            try:
+                where = str(item.path.relative_to(self.config.rootpath))
+            except ValueError:
+                where = item.path.name
             if where not in row.where:
                 row.where.append(where)
             self.row_of[item.nodeid] = row
