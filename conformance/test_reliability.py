@@ -112,6 +112,7 @@ def _kill_at(proc: subprocess.Popen, moment: Mapping[str, float], root: str) -> 
 )
 @pytest.mark.clause("CC-11", "CC-17", "CC-14")
 def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> None:
+    """CC-11, CC-17, CC-14: whenever a cold process dies, what it left never loads wrong and never crashes."""
     tried: List[str] = []
 
     @settings(max_examples=profiles.examples("process"))
@@ -143,6 +144,7 @@ def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> N
 )
 @pytest.mark.clause("CC-11", "CC-14")
 def test_eight_processes_cold_compile_one_path(impl, record_property: Callable) -> None:
+    """CC-11, CC-14: eight processes compiling one path at once all succeed and leave one valid file."""
     tried: List[int] = []
 
     # Each example runs eight processes at once: a third of the suite's per-process budget.
@@ -185,6 +187,7 @@ def _state(path: str) -> tuple:
 )
 @pytest.mark.clause("RC-1", "CC-17")
 def test_readable_cache_on_a_broken_cache(impl, record_property: Callable) -> None:
+    """RC-1, CC-17: readable_cache on a broken cache raises, changes nothing and never runs its code."""
     tried: List[str] = []
 
     @settings(max_examples=profiles.examples("compile"))
