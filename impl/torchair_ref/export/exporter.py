@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from . import atc_config, ge_ir, graph, weights
-from ._files import write_file
+from ._files import write_all
 
 logger = logging.getLogger("torchair_ref")
 
@@ -91,18 +91,22 @@ def dynamo_export(
     if not isinstance(dynamic, bool):
         raise TypeError(f"dynamic must be a bool, got {type(dynamic).__name__} {dynamic!r}")
     name = export_name_component(export_name)
-    if config is None:
-        from torchair_ref.config import CompilerConfig
+    from torchair_ref.config import CompilerConfig
 
+    if config is None:
         config = CompilerConfig()
+    if not isinstance(config, CompilerConfig):
+        raise TypeError(f"config must be a CompilerConfig, got {type(config).__name__} {config!r}")
     rank, world_size = _distributed()
     layout = export_layout(os.fspath(export_path), name, rank)
     if _refused([layout.root, layout.air]):
         return None
-    if os.path.exists(layout.root) and not os.path.isdir(layout.root):
-        raise NotADirectoryError(
-            f"export_path {layout.root!r} is an existing file; pass a directory (it is created when missing)"
-        )
+    existing = layout.root
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing) or "."
+    if not os.path.isdir(existing):
+        where = "is an existing file" if existing == layout.root else f"is below {existing!r}, an existing file"
+        raise NotADirectoryError(f"export_path {layout.root!r} {where}; pass a directory (it is created when missing)")
 
     captured = graph.capture(model, args, kwargs, dynamic=dynamic)
     graph_def, op_names = graph.build_graph(
@@ -136,9 +140,8 @@ def dynamo_export(
         return None
 
     os.makedirs(layout.rank_dir, exist_ok=True)
-    weights.write_weight_files(files)
-    for path, data in outputs:
-        write_file(path, data)
+    air, *others = outputs
+    write_all([*weights.weight_file_outputs(files), *others, air])
     logger.info("dynamo_export: wrote %s", layout.air)
     return None
 

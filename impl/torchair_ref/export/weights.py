@@ -5,7 +5,7 @@ The rule: with ``graph bytes`` = the serialized ModelDef while weights are still
 one weight), the weights go to files iff ``graph bytes + weight bytes > threshold``. The threshold keeps the
 ``.air`` under protobuf's 2 GiB message limit with 200 MiB to spare; ``externalize_threshold`` lowers it for tests.
 
-Weight file format (documented here, written by ``write_weight_files``): the tensor's elements in C order and the
+Weight file format (documented here, made by ``weight_file_outputs``): the tensor's elements in C order and the
 machine's native byte order, no header; bfloat16 and other types numpy lacks are written as their raw storage.
 The file is named by the weight's fqn with ``.`` replaced by ``_`` and lies in the rank's directory; the
 ``FileConstant``'s ``file_path`` attr holds its absolute path.
@@ -14,8 +14,9 @@ The file is named by the weight's fqn with ``.`` replaced by ``_`` and lies in t
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -24,7 +25,6 @@ from typing import Any
 import torch
 
 from . import ge_ir
-from ._files import write_file
 
 DEFAULT_THRESHOLD = (2048 - 200) * 1024 * 1024
 _THRESHOLD: ContextVar[int] = ContextVar("torchair_ref_externalize_threshold", default=DEFAULT_THRESHOLD)
@@ -159,7 +159,6 @@ def reindex_data(graph: Any) -> None:
         op.attr["index"].i = index
 
 
-def write_weight_files(files: list[tuple[str, Weight]]) -> None:
-    """EX-6: write each weight's raw bytes to its file."""
-    for path, weight in files:
-        write_file(path, raw_bytes(weight.tensor))
+def weight_file_outputs(files: list[tuple[str, Weight]]) -> list[tuple[str, Callable[[], bytes]]]:
+    """EX-6: each weight file as an output for ``_files.write_all``: its path and what makes its raw bytes."""
+    return [(path, functools.partial(raw_bytes, weight.tensor)) for path, weight in files]

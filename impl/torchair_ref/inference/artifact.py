@@ -11,12 +11,16 @@ Nothing in it is unpickled: JSON, base64 `marshal` data for the bytecode, and na
 the graph record refers to (kept kernels, `ge_cache=True`) live in `<func>/kernels/`, named by their SHA-256, which
 the record also holds. Every file is written to a temporary file in the same folder with mode 0600, flushed to
 disk and renamed over the target, so a killed writer never leaves a file that loads, and of two writers racing the
-last rename wins with a whole file. A reader refuses (`BrokenCacheError`) a symlink, a file owned by someone else,
-a mode other than 0600, a bad magic, header, length or checksum, and another format version.
+last rename wins with a whole file. A writer holds an flock on its temporary file until the rename; the next write
+of the same target removes the temporary files whose lock is free, i.e. those of writers that were killed.
+A reader refuses (`BrokenCacheError`) a symlink, anything but a regular file (a FIFO without waiting on it), a file
+owned by someone else, a mode other than 0600, a bad magic, header (deeply nested JSON included), length or
+checksum, and another format version.
 """
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -33,6 +37,7 @@ MAGIC = b"TORCHAIR_REF_CACHE\n"
 FORMAT_VERSION = 1
 _MAX_HEADER_BYTES = 4096
 KERNEL_DIR = "kernels"
+_TEMP_SUFFIX = ".tmp"
 
 
 class BrokenCacheError(ValueError):
@@ -74,7 +79,7 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
     try:
         header = json.loads(data[len(MAGIC):end])
         version, size, digest = header["format"], header["payload_bytes"], header["payload_sha256"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: deeply nested JSON
         raise BrokenCacheError(f"{where} has a corrupt header: {exc}") from exc
     if version != FORMAT_VERSION:
         raise StaleCacheError(f"{where} has format version {version!r}; this torchair_ref reads {FORMAT_VERSION}")
@@ -85,7 +90,7 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
         raise BrokenCacheError(f"{where} payload does not match its SHA-256 (corrupted)")
     try:
         payload = json.loads(body.decode("utf-8"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BrokenCacheError(f"{where} payload is not valid JSON: {exc}") from exc
     if not isinstance(payload, dict):
         raise BrokenCacheError(f"{where} payload is a {type(payload).__name__}, not an object")
@@ -95,14 +100,19 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
 def read(path: str) -> dict[str, Any]:
     """CC-14/CC-17/RC-1: read and check a cache file; raises `BrokenCacheError` with the reason."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # O_NONBLOCK: opening a FIFO put where the file should be would otherwise wait forever for a writer.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if os.path.islink(path):
             raise BrokenCacheError(f"cache file {path} is a symlink") from exc
         raise BrokenCacheError(f"cache file {path} cannot be opened: {exc}") from exc
+    try:
+        # Before fdopen, which refuses a directory with an error that names the descriptor, not the path.
+        check_owned_private(path, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        check_owned_private(path, info)
         data = handle.read()
     return decode(data, f"cache file {path}")
 
@@ -131,13 +141,15 @@ def atomic_write(path: str, data: bytes) -> None:
     """Write `data` to `path` through a 0600 temporary file in the same folder and a rename."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    prefix = "." + os.path.basename(path) + "."
+    remove_stale_temps(folder, prefix)
+    fd, tmp = _locked_temp(folder, prefix)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # still holding the lock, so the complete temp file is never taken for a dead one
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -148,3 +160,42 @@ def atomic_write(path: str, data: bytes) -> None:
     finally:
         os.close(dir_fd)
 
+
+def _locked_temp(folder: str, prefix: str) -> tuple[int, str]:
+    """A new temporary file, exclusively flock'ed for as long as it is open: the lock marks its writer as alive."""
+    while True:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=_TEMP_SUFFIX)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(tmp))
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd, tmp
+        # Another writer took it for a dead one's between mkstemp and flock, and removed it: take a new one.
+        os.close(fd)
+
+
+def remove_stale_temps(folder: str, prefix: str) -> None:
+    """CC-11: remove the temporary files that killed writers left for this target (their flock died with them)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(_TEMP_SUFFIX)]
+    except OSError:
+        return
+    for name in names:
+        temp = os.path.join(folder, name)
+        try:
+            fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # locked: its writer is still writing it
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+        finally:
+            os.close(fd)

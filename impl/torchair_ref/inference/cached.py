@@ -8,6 +8,7 @@ the same function in the process (a recompile) deletes its cache folder and stop
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import inspect
@@ -69,6 +70,8 @@ def cache_compile(
         if owner != os.geteuid():
             denied = PermissionError(f"{cache_dir} is owned by uid {owner}, the current user is uid {os.geteuid()}")
             raise ValueError(f"Cache dir {cache_dir} must be owned by the current user") from denied
+    if cache_dir:
+        _check_directory_path(os.fspath(cache_dir))
     if ge_cache and config.mode == "reduce-overhead":
         logger.warning("ge_cache=True has no effect in mode reduce-overhead: only max-autotune keeps compiled kernels")
     return CachedFunction(
@@ -94,6 +97,18 @@ def _resolve_config(config: Any, backend: Any, config_type: type) -> Any:
     if config is not None and backend_config != config:
         raise ValueError(_BACKEND_MISMATCH)
     return backend_config
+
+
+def _check_directory_path(cache_dir: str) -> None:
+    """`cache_dir` must be a directory or creatable as one: it, or else its nearest existing parent, is a directory."""
+    existing = os.path.abspath(cache_dir)
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        where = "is not a directory"
+        if existing != os.path.abspath(cache_dir):
+            where = f"is below {existing}, which is not a directory"
+        raise NotADirectoryError(f"cache_dir {cache_dir!r} {where}; pass a directory (it is created when missing)")
 
 
 def _check_bool(name: str, value: Any) -> None:
@@ -124,6 +139,7 @@ class CachedFunction:
         self._ge_cache = ge_cache
         self._call: Callable | None = None
         self._path: str | None = None
+        self._root = ""
         self._traces = 0
         self._compile_ids: list = []
         self._compilation: Any = None
@@ -149,6 +165,11 @@ class CachedFunction:
 
     def _first_call(self, args: tuple, kwargs: dict) -> Any:
         self._path = path = self._resolve_path()
+        link = self._symlink_below_root()
+        if link is not None:
+            self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
+            with contextlib.suppress(OSError):
+                os.unlink(link)  # the link itself, never what it points to
         if os.path.lexists(path):
             warm = self._try_load(path)
             if warm is not None:
@@ -174,7 +195,21 @@ class CachedFunction:
         dist = paths.dist_level(
             world_size=world_size, process_rank=process_rank, global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank
         )
-        return os.path.realpath(paths.cache_file(root, info, dist, self._method.__name__))
+        # CC-8's realpath: the root the caller named may be reached through symlinks, but the levels below it are
+        # the cache's own, so a symlink there is damage (CC-17) and is never resolved into the path.
+        self._root = os.path.realpath(root)
+        return paths.cache_file(self._root, info, dist, self._method.__name__)
+
+    def _symlink_below_root(self) -> str | None:
+        """CC-17: the first level from `<model_info>` down to `compiled_module` that is a symlink, if any."""
+        current = self._root
+        for part in os.path.relpath(self._path, self._root).split(os.sep):
+            current = os.path.join(current, part)
+            if os.path.islink(current):
+                return current
+            if not os.path.isdir(current):
+                return None
+        return None
 
     def _try_load(self, path: str) -> Callable | None:
         """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted."""
@@ -182,13 +217,18 @@ class CachedFunction:
             payload = artifact.read(path)
             call = self._warm_callable(payload, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            kind = "stale" if isinstance(exc, artifact.StaleCacheError) else "broken"
-            logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, exc)
-            warnings.warn(f"Discarding {kind} cache {path}: {exc}", UserWarning, stacklevel=4)
+            self._discard(path, exc)
             self._remove_func_dir()
             return None
         logger.info("%s loaded from %s", self.__qualname__, path)
         return call
+
+    def _discard(self, path: str, reason: Any, stacklevel: int = 5) -> None:
+        """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
+        caller's first call: `stacklevel` counts the frames between it and here)."""
+        kind = "stale" if isinstance(reason, artifact.StaleCacheError) else "broken"
+        logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
+        warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
     def _warm_callable(self, payload: dict, kernel_dir: str) -> Callable:
         recorded = payload["environment"]
@@ -263,6 +303,9 @@ class CachedFunction:
     def _save(self, path: str, traced_code: types.CodeType) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
+            link = self._symlink_below_root()
+            if link is not None:
+                raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code)
             artifact.write(path, payload, files)
         except bytecode.UncacheableError as exc:

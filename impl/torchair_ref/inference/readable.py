@@ -14,18 +14,40 @@ _RULE = "=" * 100
 
 def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file: str | os.PathLike | None = None) -> str:
     """RC-1..RC-3: the readable text of `cache_bin`; printed when `print_output`, written as Python to `file`."""
-    cache_bin = os.fspath(cache_bin)
+    cache_bin = _path_argument("cache_bin", cache_bin)
+    if not isinstance(print_output, bool):
+        raise TypeError(f"print_output must be True or False, got {print_output!r}")
+    out = None if file is None else _path_argument("file", file)
     if not os.path.lexists(cache_bin):
         raise ValueError(f"Cache file {cache_bin} is not exists")
     if os.path.islink(cache_bin):
         raise ValueError(f"Cache file {cache_bin} can not be a symlink")
+    if out is not None:
+        _check_output(out)
     payload = artifact.read(cache_bin)
-    text = render(payload)
+    try:
+        text = render(payload)
+        code = graph_code(payload["graph"])
+    except (KeyError, TypeError, ValueError, EOFError, AttributeError) as exc:
+        raise artifact.BrokenCacheError(
+            f"cache file {cache_bin} passes its checksum but does not hold a torchair_ref cache payload "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
     if print_output:
         print(text)
-    if file is not None:
-        _write_python(os.fspath(file), text, graph_code(payload["graph"]))
+    if out is not None:
+        _write_python(out, text, code)
     return text
+
+
+def _path_argument(name: str, value: Any) -> str:
+    """A str or os.PathLike[str] argument as a str; anything else is a TypeError/ValueError naming `name`."""
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a path (str or os.PathLike[str]), got {type(value).__name__} {value!r}")
+    if "\0" in path:
+        raise ValueError(f"{name} {path!r} contains a NUL character")
+    return path
 
 
 def render(payload: dict[str, Any]) -> str:
@@ -63,10 +85,13 @@ def graph_code(record: dict[str, Any]) -> str:
     return record.get("code") or record.get("source") or ""
 
 
-def _write_python(path: str, text: str, code: str) -> None:
-    """RC-3: `# ` comments then the graph code, mode 0600; refuses symlinks and files that are not privately ours."""
+def _check_output(path: str) -> None:
+    """RC-3: refuse, before anything is read or written, an output file that is a symlink, a directory, not privately
+    ours, or below something that is not a directory."""
     if os.path.islink(path):
         raise ValueError(f"Output file {path} can not be a symlink")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"file {path!r} is a directory; pass the path of a file to write the readable cache to")
     if os.path.lexists(path):
         info = os.stat(path)
         if info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) != 0o600:
@@ -74,5 +99,14 @@ def _write_python(path: str, text: str, code: str) -> None:
                 f"Output file {path} must be owned by the current user with mode 0600 "
                 f"(it is uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o}); remove it or chmod 600 it"
             )
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise NotADirectoryError(f"file {path!r} cannot be created: {parent} is not a directory")
+
+
+def _write_python(path: str, text: str, code: str) -> None:
+    """RC-3: `# ` comments then the graph code, mode 0600 (the path was checked by `_check_output`)."""
     commented = "\n".join(("# " + line).rstrip() for line in text.splitlines())
     artifact.atomic_write(os.path.abspath(path), (commented + "\n\n" + code.rstrip("\n") + "\n").encode("utf-8"))
