@@ -19,8 +19,9 @@ pytestmark = pytest.mark.slow
 
 JOB = {"model": "seed", "calls": [{"method": "prompt", "batch": 4}]}
 READERS = 2
-#: pause -> graphs each reader traces: none to load yet halfway through the temp file; the writer's file after it
-PAUSES = {"mid_write": 1, "after_rename": 0}
+#: pause -> graphs each reader traces: halfway through the writer's temp file there is nothing to load yet, so the
+#: first reader compiles (and saves); its twin compiles too or loads that whole file. After the rename: both load.
+PAUSES = {"mid_write": {(1, 1), (0, 1)}, "after_rename": {(0, 0)}}
 
 
 def wait_for(path: Path, writer, timeout: float = 300) -> None:
@@ -59,7 +60,7 @@ def test_readers_while_a_writer_writes(tmp_path: Path, record_property: Callable
     for run in runs:
         assert run["max_diff"] <= 1e-6 and not run["warnings"], run
     assert len({str(run["outputs"]) for run in runs}) == 1, [run["outputs"] for run in runs]
-    traced = {step: [run["unique_graphs"] for run in step_runs] for step, step_runs in readers.items()}
-    assert traced == {step: [n] * READERS for step, n in PAUSES.items()}, traced
+    traced = {step: tuple(sorted(run["unique_graphs"] for run in step_runs)) for step, step_runs in readers.items()}
+    assert all(traced[step] in allowed for step, allowed in PAUSES.items()), (traced, PAUSES)
     assert any("saved to" in line for line in written["logs"]), written["logs"]
     assert_one_valid_cache(root)
