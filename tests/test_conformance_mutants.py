@@ -50,7 +50,7 @@ def run_suite(impl: str, expression: str, json_path: Path, *extra_path: Path, pr
               extra_args: Sequence[str] = ()) -> tuple:
     """``python -m pytest conformance --impl IMPL -x -q [-k EXPR]``; returns (exit code, JSON document, output)."""
     env = dict(os.environ)
-    path = [str(p) for p in extra_path] + [str(ROOT / "impl"), str(ROOT)] + [
+    path = [str(p) for p in extra_path] + [str(MUTANTS_DIR / "_shared"), str(ROOT / "impl"), str(ROOT)] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env.pop("TORCHAIR_CONFORMANCE_IMPL", None)
