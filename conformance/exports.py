@@ -90,7 +90,7 @@ def attr_int_list(attr: Any) -> List[int]:
 def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) -> List[Tuple[int, List[int]]]:
     """EX-7/EX-9: (dtype, dims) of the ``Data`` op of each input of an export model: its leading (batch) dims are
     ``-1`` when ``dynamic``; the feature dim is fixed by the first linear layer either way."""
-    dtype = ge_ir.dtype_enum(models.DTYPES[spec["dtype"]])
+    dtype = ge_ir.proto_dtype(models.DTYPES[spec["dtype"]])
     lead = [-1] * len(batch) if dynamic else list(batch)
     return [(dtype, lead + [s["features"]]) for s in spec["inputs"]]
 

@@ -135,7 +135,7 @@ def test_non_tensor_arguments_are_attrs(tmp_path):
     assert list(summed.attr["dim"].list.i) == [1] and summed.attr["keepdim"].b, summed
     assert summed.attr["dim"].list.val_type == ge_ir.ListValueType.Value("VT_LIST_INT"), summed
     cast = by_type["aten._to_copy.default"]
-    assert ge_ir.DataType.Name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast
+    assert ge_ir.cpp_dtype_name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast  # a dt attr: GE's C++ numbering
     split = by_type["aten.split.Tensor"]
     assert (split.attr["split_size"].i, split.attr["dim"].i, len(split.output_desc)) == (2, -1, 2), split
     net_output = checks.ops_of(graph, "NetOutput")[0]
