@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -13,7 +14,8 @@ from typing import Any, Collection, Iterable, List, Mapping, Optional, Sequence,
 import torch
 
 from conformance import ge_ir
-from conformance.exports import files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file, tensor_bytes
+from conformance.exports import (OPTIONS_JSON_SHAPE, files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file,
+                                 tensor_bytes)
 from conformance.harness import Captured, cache_files
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "assert_weights_inline",
     "assert_weights_in_files",
     "assert_pbtxt_matches",
+    "assert_options_json",
 ]
 
 
@@ -308,3 +311,32 @@ def assert_pbtxt_matches(text: str, graph: Any, *, what: str) -> None:
             assert re.search(rf"\bdtype:\s*{name}\b", node.text), (
                 f"{what}: node {op.name!r} outputs {name}, but its dynamo.pbtxt block has no 'dtype: {name}':\n"
                 f"{node.text[:1500]}")
+
+
+def assert_options_json(path: os.PathLike | str, *, what: str) -> None:
+    """EX-3/EX-4: ``options.json`` exists and is ``json.dump(indent=4)`` of ``{"compile options": {"global", "session",
+    "graph"}, "execute options": {same}}``, each a dict of strings, ``session`` equal to ``global`` (both are the
+    global options). Which options appear is the implementation's (SPEC names no required option)."""
+    assert os.path.isfile(path), f"{what}: no options.json at {os.fspath(path)!r}"
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        document = json.loads(text)
+    except ValueError as e:
+        raise AssertionError(f"{what}: {os.fspath(path)!r} is not JSON ({e}): {text[:500]!r}") from None
+    shape = {k: sorted(v) for k, v in document.items()} if isinstance(document, dict) and all(
+        isinstance(v, dict) for v in document.values()) else document
+    want = {k: sorted(v) for k, v in OPTIONS_JSON_SHAPE.items()}
+    assert shape == want, f"{what}: options.json must have exactly the keys {want!r}, found {shape!r}"
+    for kind, scopes in document.items():
+        for scope, options in scopes.items():
+            bad = ({k: v for k, v in options.items() if not (isinstance(k, str) and isinstance(v, str))}
+                   if isinstance(options, dict) else options)
+            assert isinstance(options, dict) and not bad, (
+                f"{what}: options.json [{kind!r}][{scope!r}] must map option names to strings; offending: {bad!r}")
+        assert scopes["session"] == scopes["global"], (
+            f"{what}: options.json [{kind!r}]: session and global both hold the global options, found "
+            f"{scopes['session']!r} and {scopes['global']!r}")
+    written = (json.dumps(document, indent=4), json.dumps(document, indent=4, ensure_ascii=False))
+    assert text in written, (
+        f"{what}: options.json should read as json.dump(document, indent=4) writes it; found:\n{text[:2000]}")

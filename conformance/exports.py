@@ -21,6 +21,8 @@ from conformance import ge_ir, models
 
 __all__ = [
     "PBTXT",
+    "OPTIONS_JSON",
+    "OPTIONS_JSON_SHAPE",
     "REAL_THRESHOLD",
     "files_under",
     "air_name",
@@ -42,6 +44,10 @@ __all__ = [
 ]
 
 PBTXT = "dynamo.pbtxt"
+# EX-3/EX-4: the GE options file beside dynamo.pbtxt, and its two levels of keys.
+OPTIONS_JSON = "options.json"
+OPTIONS_JSON_SHAPE = {"compile options": ("global", "session", "graph"),
+                      "execute options": ("global", "session", "graph")}
 # EX-6: (2048 - 200) MiB.
 REAL_THRESHOLD = 1_937_768_448
 _CHUNK = 1 << 26

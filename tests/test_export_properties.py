@@ -55,7 +55,7 @@ def test_generated_mlp_export(case: MLPCase):
                 checks.assert_file_constant_holds(ops[fqn], t, out, fqn)
             else:
                 checks.assert_const_holds(ops[fqn], t)
-        weight_files = checks.files_under(out) - {"export.air", "dynamo.pbtxt"}
+        weight_files = checks.files_under(out) - {"export.air", "dynamo.pbtxt", "options.json"}
         expected_files = {fqn.replace(".", "_") for fqn in weights} if case.external else set()
         assert weight_files == expected_files, f"weight files {sorted(weight_files)}, expected {sorted(expected_files)}"
         net_output = checks.ops_of(graph, "NetOutput")
