@@ -185,7 +185,7 @@ def _run_in(root: str, options: Options, result: Result, progress: Callable[[str
 
 
 def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir: str | None = None,
-               aot_file: str | None = None, first_output_only: bool = False) -> dict[str, Any]:
+               aot_file: str | None = None) -> dict[str, Any]:
     """Spawn one `worker` process and return its result (a `{"skipped": reason}` result is passed through)."""
     with tempfile.NamedTemporaryFile(prefix="bench-", suffix=".json", delete=False) as handle:
         out = handle.name
@@ -193,7 +193,7 @@ def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir
         "subject": subject, "impl": options.impl, "model": options.model, "mode": options.mode,
         "dynamic": options.dynamic, "run_eagerly": options.run_eagerly, "ge_cache": options.ge_cache,
         "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file, "out": out,
-        "steady": options.steady, "overhead": options.overhead_timing, "first_output_only": first_output_only,
+        "steady": options.steady, "overhead": options.overhead_timing,
     }
     env = dict(os.environ)
     env.pop("TORCHAIR_CACHE_HOME", None)
