@@ -248,7 +248,7 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, threshold: float = 1.
                 check = _compare(kind, key, latest, figure, base_runs, label, threshold, alpha)
                 if check is None:
                     continue
-                if skip and check.status == "regression":
+                if skip:
                     check = _with(check, "not gated", skip)
                 elif check.status == "regression":
                     covering = next((a for a in accepted if a.covers(latest, figure)), None)

@@ -416,6 +416,9 @@ def _check_rows(report: Report) -> list[dict[str, Any]]:
             "baseline": f"{figure_value(c, c.baseline)} ({c.baseline_label})", "factor": f"×{c.factor:.2f}",
             "p": f"{c.p_value:.2g}", "status": c.status, "reason": c.reason,
             "cls": {"regression": "regressed", "accepted": "xfail", "not gated": "skip", "ok": "met"}[c.status],
+            # shown in the main table: what fired or was accepted, and what would have been slower if gated
+            "notable": c.status in ("regression", "accepted") or (
+                c.status == "not gated" and c.factor > report.threshold),
         })
     return rows
 
