@@ -7,7 +7,8 @@ Deterministic (seeded), small per record (eager, cold and warm only, 5 rounds), 
 Nights 1-20 run CANN 8.0.RC3, 21-40 CANN 8.1.RC1, 41-60 CANN 8.10.RC1 (sorts after 8.1 and 8.2 only by version,
 not as a string). `plant` makes 8.10's warm load 20 % slower (300 ms -> 360 ms), the change the gate must catch;
 night 37 is on a dirty work tree. The conformance results: the reference and upstream on CPU, and upstream on the
-A2 for the two newest CANN versions, with every outcome.
+A2 for the two newest CANN versions, with every outcome. Beside it, the reference on the runner's CPU every night
+(one series of 60 runs, for the bounded trend and runs table).
 """
 from __future__ import annotations
 
@@ -39,19 +40,23 @@ def _sample(rng: random.Random, variant: str, slower_load: float, busy: float) -
                        "unique_graphs": int(variant == "impl-cold"), "frames_total": None}}
 
 
-def night_records(night: int, cann: str, torch_npu: str, *, rng: random.Random, slower_load: float = 1.0,
-                  rounds: int = 5, busy: float = 1.0, load_1min: float = 0.4, dirty: bool = False,
-                  hour: int = 2) -> list[history.Record]:
-    """The three records (eager, cold, warm) of one nightly run."""
+def night_records(night: int, cann: str | None, torch_npu: str | None, *, rng: random.Random,
+                  slower_load: float = 1.0, rounds: int = 5, busy: float = 1.0, load_1min: float = 0.4,
+                  dirty: bool = False, hour: int = 2) -> list[history.Record]:
+    """The three records (eager, cold, warm) of one nightly run (`cann` None: the reference on the CPU)."""
     day = f"2026-{1 + (night - 1) // 28:02d}-{1 + (night - 1) % 28:02d}"
     date = f"{day}T{hour:02d}:00:00Z"
     commit = f"{night:040x}"[-40:] + ("+dirty" if dirty else "")
     env = {**ENV, "cann": cann, "torch_npu": torch_npu}
+    if cann is None:
+        env = {**env, "impl": "torchair_ref", "impl_version": "0.1.0", "torch": "2.13.0+cpu", "device": "cpu",
+               "soc": "AMD EPYC", "host": "a2-runner-1", "machine": None}
     out = []
     for variant in PHASES:
         samples = [_sample(rng, variant, slower_load, busy) for _ in range(rounds)]
-        out.append(history.Record(run_id=f"{date}-{night}", date=date, commit=commit, env=env,
-                                  bench={**BENCH, "rounds": rounds}, variant=variant, samples=samples,
+        out.append(history.Record(run_id=f"{date}-{night}-{cann}", date=date, commit=commit, env=env,
+                                  bench={**BENCH, "rounds": rounds, "compiler": "ge" if cann else "inductor"},
+                                  variant=variant, samples=samples,
                                   summary=stats.summarize(samples),
                                   load_avg={"start": [load_1min, load_1min, load_1min],
                                             "end": [load_1min, load_1min, load_1min], "cpus": 16}))
@@ -66,6 +71,7 @@ def write(out: Path, *, plant: bool = True) -> Path:
         cann, torch_npu = CANN[(night - 1) // 20]
         records += night_records(night, cann, torch_npu, rng=rng, dirty=night == 37,
                                  slower_load=1.2 if plant and cann == "8.10.RC1" else 1.0)
+        records += night_records(night, None, None, rng=rng, hour=4)
     history.append(out / "history", records)
     write_results(out / "conformance")
     return out

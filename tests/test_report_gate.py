@@ -51,7 +51,7 @@ def test_a_busy_host_one_round_run_is_shown_not_gated(tmp_path: Path) -> None:
         record.load_avg["cpus"] = 2
     verdict = evaluate(tmp_path, plant=False, extra=slow)
     assert fired(verdict) == []
-    latest = [c for c in verdict.checks if c.run.run_id.endswith("-61")]
+    latest = [c for c in verdict.checks if c.run.run_id.endswith("-61-8.10.RC1")]
     assert latest and all(c.status == "not gated" and c.reason == "1 round(s), fewer than 5" for c in latest)
     assert any(c.factor > 2 for c in latest), "the busy run is slower, and shown"
     assert gate.busy(render.Run("r", "2026-03-05T02:00:00Z", None, {}, {}).view()) is None
