@@ -508,7 +508,8 @@ def _context(report: Report) -> dict[str, Any]:
         "not_gated": sum(1 for c in report.checks.checks if c.status == "not gated"),
         "accepted": sum(1 for c in report.checks.checks if c.status == "accepted"),
         "summary": _summary_rows(report), "series": [_series_context(report, s) for s in report.series],
-        "checks": _check_rows(report), "stale_series": sorted(report.checks.stale.values()),
+        "checks": _check_rows(report), "stale_series": [f"{s.title} (last run {s.latest.date})" for s in report.series
+                         if s.key in report.checks.stale],
         "cann_tables": cann_tables(report.series),
         "versions": [{"name": name, "chart": report.charts.get((name, "versions")),
                       "header": [label for label, _ in columns], "rows": _versions_rows(columns)}
