@@ -95,3 +95,20 @@ def test_only_the_implementations_figures_are_gated() -> None:
     ratio = next(f for f in gate.FIGURES if f.key == "warm/eager-ttfo")
     assert ratio.samples({"impl-warm": [{"ttfo_s": 2.0}, {"ttfo_s": 3.0}],
                           "eager": [{"ttfo_s": 1.0}, {"ttfo_s": 2.0}]}) == [2.0, 1.5]
+
+
+def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Path) -> None:
+    from conformance.report import matrix, verdict
+
+    root = sample.write(tmp_path, plant=False)
+    # The night after: CANN 8.10 benchmarked again, but its suite wrote nothing (say `import torchair` failed).
+    history.append(root / "history", sample.night_records(61, "8.10.RC1", "2.6.0.post3", rng=random.Random(3)))
+    series = render.group(history.load(root / "history"))
+    checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series})
+    results = matrix.load(str(root / "conformance" / "*.json"))
+    night = verdict.judge(results, checks, verdict.latest_bench(r.view() for s in series for r in s.runs),
+                          required=["torchair_npu", "torchair_gone"])
+    assert list(night.stale) == [c.label for c in results.columns if c.versions.get("cann") == "8.10.RC1"]
+    assert any("stale" in p and "8.10.RC1" in p for p in night.problems)
+    assert not any("stale" in p and "8.1.RC1 " in p for p in night.problems), "8.1 was not run that night"
+    assert "conformance torchair_gone: results missing (no results document for it)" in night.problems

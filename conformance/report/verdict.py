@@ -27,31 +27,32 @@ class Verdict:
         return not self.problems
 
 
-def latest_bench(runs: Iterable[gate.RunView]) -> dict[str, str]:
-    """Implementation -> date of its latest benchmark run."""
-    out: dict[str, str] = {}
+def latest_bench(runs: Iterable[gate.RunView]) -> dict[tuple[str, str | None], str]:
+    """(implementation, CANN version) -> date of its latest benchmark run."""
+    out: dict[tuple[str, str | None], str] = {}
     for run in runs:
-        impl = str(run.env.get("impl"))
-        if run.date > out.get(impl, ""):
-            out[impl] = run.date
+        key = (str(run.env.get("impl")), run.env.get("cann"))
+        if run.date > out.get(key, ""):
+            out[key] = run.date
     return out
 
 
-def stale_results(matrix: matrix_mod.Matrix, bench_dates: Mapping[str, str]) -> dict[str, str]:
-    """Results columns older than their implementation's latest benchmark run (by more than `STALE_AFTER`)."""
+def stale_results(matrix: matrix_mod.Matrix, bench_dates: Mapping[tuple[str, str | None], str]) -> dict[str, str]:
+    """Results columns older (by more than `STALE_AFTER`) than the latest benchmark run of the same implementation
+    and CANN version: that environment was benchmarked later, so its suite wrote no results that night."""
     stale = {}
     for column in matrix.columns:
-        bench = bench_dates.get(column.implementation)
+        bench = bench_dates.get((column.implementation, column.versions.get("cann")))
         if bench is None or column.finished is None:
             continue
         finished = datetime.fromtimestamp(column.finished, tz=timezone.utc)
         if finished < gate.parse_date(bench) - STALE_AFTER:
-            stale[column.label] = (f"results of {column.finished_iso} are older than {column.implementation}'s "
-                                   f"latest benchmark run ({bench})")
+            stale[column.label] = (f"results of {column.finished_iso} are older than the latest benchmark run of "
+                                   f"the same implementation and CANN ({bench})")
     return stale
 
 
-def judge(matrix: matrix_mod.Matrix, checks: gate.Verdict, bench_dates: Mapping[str, str], *,
+def judge(matrix: matrix_mod.Matrix, checks: gate.Verdict, bench_dates: Mapping[tuple[str, str | None], str], *,
           required: Iterable[str] = ()) -> Verdict:
     """The night's verdict; `required` names implementations whose results must be present."""
     verdict = Verdict(stale=stale_results(matrix, bench_dates))
