@@ -53,7 +53,7 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
     left.set_yticks(y, [label for _, label in shown], fontsize=8)
     left.invert_yaxis()
     left.set_xlabel("time to first output, s (median phases; whiskers: min/max)")
-    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(PHASES), frameon=False)
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(PHASES), frameon=False)
     left.set_xlim(0, max(m + h for m, h in zip(medians, high)) * 1.25 if medians else 1)
 
     loads = [(v, label) for v, label in shown if summaries[v].get("compile_or_load_s", {}).get("median", 0) > 0]
@@ -73,7 +73,7 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
         lowest, highest = min(s["min"] for s in values), max(s["max"] for s in values)
         right.set_xlim(lowest / 3, highest * 300)
     right.set_xlabel("compile or load, s (log; whiskers: min/max)")
-    fig.suptitle(_wrap(title, 140), fontsize=9)
+    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
 
 
@@ -115,7 +115,7 @@ def trend(runs: Sequence[Mapping[str, Any]], title: str, path: str) -> str:
         axis.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
         axis.tick_params(axis="both", labelsize=7)
         axis.grid(alpha=0.3)
-    fig.suptitle(_wrap(title + "  (red ring: gate finding)", 130), fontsize=9)
+    fig.suptitle(_wrap(title + "  (red ring: gate finding)", 130), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
 
 
@@ -154,7 +154,7 @@ def versions(columns: Sequence[tuple[str, Mapping[str, Mapping[str, Mapping[str,
         _log_seconds(load_ax, min(s["min"] for _, s in loads), max(s["max"] for _, s in loads))
     load_ax.set_xticks(range(len(columns)), labels, fontsize=7)
     load_ax.set_ylabel("warm load (compile or load), log", fontsize=8)
-    fig.suptitle(_wrap(title, 140), fontsize=9)
+    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
 
 

@@ -125,7 +125,8 @@ class Series:
     @property
     def title(self) -> str:
         env, bench = self.latest.env, self.latest.bench
-        return (f"{env.get('impl')} {env.get('impl_version') or ''} · {bench.get('model')}.{bench.get('method')} · "
+        impl = f"{env.get('impl')} {env.get('impl_version') or ''}".strip()
+        return (f"{impl} · {bench.get('model')}.{bench.get('method')} · "
                 f"{bench.get('mode')} · {'dynamic' if bench.get('dynamic') else 'static'} · graph compiler "
                 f"{bench.get('compiler')} · {version_label(env)} · {env.get('device')} ({env.get('soc')})")
 
