@@ -112,3 +112,8 @@ def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Pa
     assert any("stale" in p and "8.10.RC1" in p for p in night.problems)
     assert not any("stale" in p and "8.1.RC1 " in p for p in night.problems), "8.1 was not run that night"
     assert "conformance torchair_gone: results missing (no results document for it)" in night.problems
+
+
+def test_the_published_accepted_changes_file_is_valid() -> None:
+    path = Path(__file__).resolve().parents[1] / "reports" / "accepted-changes.json"
+    assert isinstance(gate.load_accepted(str(path)), list)
