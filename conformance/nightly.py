@@ -51,8 +51,8 @@ def suite_problems(status: int, results: Sequence[tuple[str, dict]], impl: str) 
     """Why the suite's part of the night is red (pure)."""
     problems = []
     if status != 0:
-        problems.append(f"suite: pytest exited {status} (1: tests failed, 2: interrupted or a usage error such as "
-                        f"an implementation that does not import, 5: no tests collected)")
+        problems.append(f"suite: pytest exited {status} (1: tests failed, 2: interrupted, 3: internal error, 4: usage "
+                        f"error such as an implementation that does not import, 5: no tests collected)")
     if not results:
         problems.append(f"suite: no fresh results for {impl} (the suite wrote no results document this night)")
     for path, data in results:
