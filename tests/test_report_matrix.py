@@ -50,9 +50,18 @@ def test_one_column_per_environment_and_file_names_per_environment(tmp_path: Pat
     _document(tmp_path, "8.10", {"a": "failed"})
     m = matrix.load(str(tmp_path / "*.json"))
     assert [c.label for c in m.columns] == ["torchair_npu · CANN 8.1", "torchair_npu · CANN 8.10"]
-    name = matrix.results_file_name("torchair_npu", "npu", {"cann": "8.1.RC1", "soc": "Ascend 910B/2"})
+    name = matrix.results_file_name("torchair_npu", "npu", {"cann": "8.1.RC1", "soc": "Ascend 910B/2"}, {})
     assert name == "torchair_npu-npu-cann-8.1.RC1-soc-Ascend_910B_2.json"
-    assert name != matrix.results_file_name("torchair_npu", "npu", {"cann": "8.2.RC1", "soc": "Ascend 910B/2"})
+    assert name != matrix.results_file_name("torchair_npu", "npu", {"cann": "8.2.RC1", "soc": "Ascend 910B/2"}, {})
+
+
+def test_results_file_name_falls_back_to_the_pipeline_soc_and_the_toolkits_cann(tmp_path: Path) -> None:
+    (tmp_path / "x86_64-linux").mkdir()
+    (tmp_path / "x86_64-linux" / "ascend_toolkit_install.info").write_text("version=8.2.RC1\n", encoding="utf-8")
+    (tmp_path / "ascend_toolkit_install.info").write_text("version=8.2.RC1\n", encoding="utf-8")
+    environ = {"TORCHAIR_SOC": "A3", "ASCEND_HOME_PATH": str(tmp_path)}
+    assert matrix.results_file_name("torchair_npu", "npu", {}, environ) == "torchair_npu-npu-cann-8.2.RC1-soc-A3.json"
+    assert matrix.results_file_name("torchair_ref", "cpu", {}, {}) == "torchair_ref-cpu.json"
 
 
 def test_no_results_is_an_empty_matrix(tmp_path: Path) -> None:

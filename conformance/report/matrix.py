@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 #: outcomes in display order; any other outcome string is kept and shown after these
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -125,12 +126,23 @@ def column_label(impl: str, versions: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def results_file_name(impl: str, device: str | None, versions: dict[str, Any]) -> str:
-    """The results file of one implementation in one environment (CANN version, SoC): never shared by two."""
+def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
+                      environ: Mapping[str, str] | None = None) -> str:
+    """The results file of one implementation in one environment (CANN version, SoC): never shared by two.
+
+    Where the implementation does not declare them, the SoC comes from `$TORCHAIR_SOC` (the pipeline's matrix sets
+    it) and, on an NPU, the CANN version from the toolkit's install info under `$ASCEND_HOME_PATH`.
+    """
+    environ = os.environ if environ is None else environ
+    found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann")}
+    if not found["cann"] and device == "npu":
+        from conformance.bench.environment import cann_from_install_info
+
+        found["cann"] = cann_from_install_info(environ)
     parts = [impl, device or "unknown"]
     for name in ("cann", "soc"):
-        if versions.get(name):
-            parts.append(f"{name}-{versions[name]}")
+        if found[name]:
+            parts.append(f"{name}-{found[name]}")
     return re.sub(r"[^A-Za-z0-9._+-]", "_", "-".join(parts)) + ".json"
 
 
