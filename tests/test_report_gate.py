@@ -13,7 +13,7 @@ from conformance.report import gate, history, render  # noqa: E402 - only once s
 from tests import report_nightly_sample as sample  # noqa: E402
 
 
-def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), accepted: str = "") -> gate.Verdict:
+def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), accepted: str = "") -> gate.GateResult:
     sample.write(tmp_path, plant=plant)
     if extra:
         history.append(tmp_path / "history", extra)
@@ -25,7 +25,7 @@ def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), a
     return gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, accepted=entries)
 
 
-def fired(verdict: gate.Verdict) -> list[tuple[str, str, str]]:
+def fired(verdict: gate.GateResult) -> list[tuple[str, str, str]]:
     return [(c.kind, c.figure.key, c.run.env["cann"]) for c in verdict.fired]
 
 

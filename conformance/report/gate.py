@@ -204,7 +204,9 @@ def comparison_group(env: Mapping[str, Any], bench: Mapping[str, Any]) -> tuple:
 
 
 @dataclass
-class Verdict:
+class GateResult:
+    """Every check of the series' latest runs, and the stale series."""
+
     checks: list[Check] = field(default_factory=list)
     #: series key -> why none of its checks are gated (stale), for the report
     stale: dict[tuple, str] = field(default_factory=dict)
@@ -215,12 +217,12 @@ class Verdict:
 
 
 def evaluate(series: Mapping[tuple, Sequence[RunView]], *, threshold: float = 1.10, alpha: float = 0.01,
-             window: int = WINDOW, accepted: Iterable[Accepted] = ()) -> Verdict:
+             window: int = WINDOW, accepted: Iterable[Accepted] = ()) -> GateResult:
     """BE-4: the checks of every series' latest run (`series`: key -> runs, oldest first)."""
     accepted = list(accepted)
-    verdict = Verdict()
+    result = GateResult()
     if not series:
-        return verdict
+        return result
     newest = max(parse_date(runs[-1].date) for runs in series.values() if runs)
     groups: dict[tuple, list[RunView]] = {}
     for runs in series.values():
@@ -234,7 +236,7 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, threshold: float = 1.
         stale = None
         if parse_date(latest.date) < newest - NIGHT:
             stale = f"stale series: last run {latest.date}, not in the latest night ({newest:%Y-%m-%d})"
-            verdict.stale[key] = stale
+            result.stale[key] = stale
         skip = stale or not_gated(latest)
         earlier = [r for r in runs[:-1] if not_gated(r) is None][-window:]
         baselines = []
@@ -254,8 +256,8 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, threshold: float = 1.
                     covering = next((a for a in accepted if a.covers(latest, figure)), None)
                     if covering:
                         check = _with(check, "accepted", f"{covering.reason} (reviewed: {covering.reviewed})")
-                verdict.checks.append(check)
-    return verdict
+                result.checks.append(check)
+    return result
 
 
 def previous_cann_run(run: RunView, group: Sequence[RunView]) -> RunView | None:

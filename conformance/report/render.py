@@ -156,7 +156,7 @@ def group(records: Iterable[history.Record]) -> list[Series]:
 @dataclass
 class Report:
     series: list[Series]
-    checks: gate.Verdict
+    checks: gate.GateResult
     verdict: verdict_mod.Verdict
     matrix: matrix_mod.Matrix
     history_files: list[str]
@@ -502,7 +502,8 @@ def _context(report: Report) -> dict[str, Any]:
     return {
         "verdict": report.verdict, "threshold": report.threshold, "alpha": report.alpha,
         "min_rounds": gate.MIN_ROUNDS, "window": gate.WINDOW, "last_runs": LAST_RUNS,
-        "latest_date": latest.date if latest else "–", "latest_commit": (latest.commit or "unknown") if latest else "–",
+        "latest_date": latest.date if latest else "–",
+        "latest_commit": (latest.commit or "unknown") if latest else "–",
         "latest_dirty": bool(latest and latest.dirty),
         "run_count": len(runs), "history_files": report.history_files, "history_url": report.history_url,
         "checks_total": len(report.checks.checks), "fired": len(report.checks.fired),
@@ -516,7 +517,6 @@ def _context(report: Report) -> dict[str, Any]:
                       "header": [label for label, _ in columns], "rows": _versions_rows(columns)}
                      for name, columns in version_groups(report.series).items()],
         "matrix": _matrix_context(report), "variant_header": VARIANT_HEADER, "notes": NOTES,
-        "figures": gate.FIGURES,
     }
 
 

@@ -52,7 +52,8 @@ def stale_results(matrix: matrix_mod.Matrix, bench_dates: Mapping[tuple[str, str
     return stale
 
 
-def judge(matrix: matrix_mod.Matrix, checks: gate.Verdict, bench_dates: Mapping[tuple[str, str | None], str], *,
+def judge(matrix: matrix_mod.Matrix, checks: gate.GateResult,
+          bench_dates: Mapping[tuple[str, str | None], str], *,
           required: Iterable[str] = ()) -> Verdict:
     """The night's verdict; `required` names implementations whose results must be present."""
     verdict = Verdict(stale=stale_results(matrix, bench_dates))
