@@ -1,9 +1,12 @@
-"""``python -m conformance clauses|bench|report``.
+"""``python -m conformance clauses|bench|report|nightly``.
 
 - ``clauses``: each SPEC clause with the tests that check it; exits 1 when a clause of sections 0-4 has no test or
   a test names a clause that SPEC does not define. ``--write-packaged`` regenerates ``conformance/SPEC_clauses.txt``.
 - ``bench``: cold versus warm start in fresh processes (``conformance.bench.cli``; ``bench --help``).
 - ``report``: renders ``reports/`` from the history and the suite's JSON results (``conformance.report.cli``).
+- ``nightly``: suite, benchmarks, history, report, and one exit status that is red when any of it is
+  (``conformance.nightly``).
+- ``merge-history``: fold the history folders of several runner jobs into one (``conformance.report.merge``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ from conformance import clauses
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("bench", "report"):
+    if argv and argv[0] in ("bench", "report", "nightly", "merge-history"):
         # Each has its own parser; they are imported only when asked for (the report needs matplotlib).
         if argv[0] == "bench":
             from conformance.bench.cli import main as command
-        else:
+        elif argv[0] == "report":
             from conformance.report.cli import main as command
+        elif argv[0] == "merge-history":
+            from conformance.report.merge import main as command
+        else:
+            from conformance.nightly import main as command
         return command(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m conformance")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -30,6 +37,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     cmd.add_argument("--write-packaged", action="store_true", help="regenerate conformance/SPEC_clauses.txt")
     sub.add_parser("bench", help="cold vs warm start benchmarks (see: bench --help)")
     sub.add_parser("report", help="render reports/ from the history and conformance results (see: report --help)")
+    sub.add_parser("nightly", help="suite, benchmarks, report; exit 1 when any is red (see: nightly --help)")
+    sub.add_parser("merge-history", help="fold runners' history folders into one (see: merge-history --help)")
     args = parser.parse_args(argv)
 
     found, source = clauses.load_clauses()

@@ -30,7 +30,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "TorchAir conformance suite")
     group.addoption("--impl", default=None, metavar="MODULE",
                     help="implementation under test (default: $TORCHAIR_CONFORMANCE_IMPL, else torchair_ref)")
-    group.addoption("--conformance-json", default=None, metavar="PATH", help="write one JSON record per test here")
+    group.addoption("--conformance-json", default=None, metavar="PATH",
+                    help="write one JSON record per test here (a folder: <impl>-<device>[-cann-V][-soc-S].json in it)")
     group.addoption("--known-divergences", choices=("xfail", "skip"), default="xfail",
                     help="what a known divergence becomes (default: xfail)")
     group.addoption("--known-divergences-file", default=None, metavar="PATH",
@@ -201,5 +202,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "stale_divergences": state["stale"],
         "tests": state["records"],
     }
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        # A folder: one file per implementation and environment (CANN, SoC), never overwritten by another.
+        from conformance.report.matrix import results_file_name
+
+        path = os.path.join(path, results_file_name(impl.name, impl.device, dict(impl.versions)))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")

@@ -3,7 +3,9 @@
 ``ci`` is the default: the whole suite in under 10 minutes on 2 cores against the reference, with the fast eager
 graph compiler (``debug.run_eagerly``) for most properties. ``nightly`` draws many more examples, uses the
 implementation's true default config and larger cases. ``dev`` is the smallest, for editing.
-Select one with ``--hypothesis-profile NAME`` or ``$HYPOTHESIS_PROFILE``.
+Select one with ``--hypothesis-profile NAME`` or ``$HYPOTHESIS_PROFILE``. ``$TORCHAIR_HYPOTHESIS_DB`` names a
+folder for hypothesis's example database in every profile (the nightly pipeline keeps it between nights, so a
+failure found at night is replayed first the next night); without it only ``dev`` keeps one (``.hypothesis/``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 __all__ = ["PROFILES", "DEFAULT", "Profile", "register", "activate", "active", "examples"]
 
@@ -47,13 +50,15 @@ _active: Optional[str] = None
 
 def register() -> None:
     """Register the three profiles with hypothesis (idempotent)."""
+    folder = os.environ.get("TORCHAIR_HYPOTHESIS_DB")
+    shared = DirectoryBasedExampleDatabase(folder) if folder else None
     for name, base in (("dev", 10), ("ci", 50), ("nightly", 500)):
         settings.register_profile(
             name,
             max_examples=base,
             deadline=None,
             suppress_health_check=_SUPPRESS,
-            database=None if name != "dev" else settings.default.database,
+            database=shared or (settings.default.database if name == "dev" else None),
             print_blob=True,
             # Every example compiles: shrinking a failure can take many minutes, so only nightly shrinks.
             phases=list(Phase) if name == "nightly" else [p for p in Phase if p is not Phase.shrink],

@@ -41,3 +41,18 @@ def test_project_commit_is_a_git_hash() -> None:
     if commit is None:
         pytest.skip("not a git checkout")
     assert len(commit.split("+")[0]) == 40, commit
+
+
+def test_ascend_version_files_and_npu_smi_summary(tmp_path) -> None:
+    from conformance.bench import environment
+
+    info = tmp_path / "version.info"
+    info.write_text("Version=24.1.rc3\nascendhal_version=7.35.23\n", encoding="utf-8")
+    assert environment.version_file(str(info)) == "24.1.rc3"
+    assert environment.version_file(str(tmp_path / "absent")) is None
+    smi = ("+----------------------+\n| npu-smi 24.1.rc3                 Version: 24.1.rc3 |\n"
+           "| NPU   Name      | Health | Power(W) |\n| 0     910B2     | OK     | 93.1     |\n"
+           "+======================+\n")
+    summary = environment.npu_smi_summary(smi)
+    assert summary.startswith("npu-smi 24.1.rc3") and "0 910B2 | OK | 93.1" in summary
+    assert environment.npu_smi_summary("") is None

@@ -1,15 +1,17 @@
-"""The report rendered from the checked-in sample histories: pages, charts, versions, regressions, gate."""
+"""The report rendered from the checked-in samples and the 60-night sample: pages, charts, verdict, gate, matrix."""
 from __future__ import annotations
 
+import hashlib
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
+pytest.importorskip("jinja2", reason="the report's pages need jinja2 (the `report` extra)")
 
-from conformance.report import cli  # noqa: E402 - only once matplotlib is known to be there
+from conformance.report import cli  # noqa: E402 - only once the report's extra is known to be there
+from tests import report_nightly_sample  # noqa: E402
 
 SAMPLES = Path(__file__).parent / "data" / "report_samples"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -25,6 +27,15 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
     assert render(out) == 0
     return out
+
+
+@pytest.fixture(scope="module")
+def nightly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 60-night, three-CANN sample with its planted warm-load slowdown, rendered."""
+    root = report_nightly_sample.write(tmp_path_factory.mktemp("nightly"))
+    assert cli.main(["--history", str(root / "history"), "--conformance", str(root / "conformance" / "*.json"),
+                     "--out", str(root / "out")]) == 0
+    return root / "out"
 
 
 def test_pages_reference_only_local_png_charts(rendered: Path) -> None:
@@ -47,37 +58,72 @@ def test_series_tables_carry_medians_ranges_ratios_and_targets(rendered: Path) -
     assert "per-call overhead (eager graph)" in page and "0.8 µs" in page
 
 
-def test_cann_versions_side_by_side(rendered: Path) -> None:
-    readme = (rendered / "README.md").read_text(encoding="utf-8")
-    (header,) = [line for line in readme.splitlines() if line.startswith("| figure |") and "CANN 8" in line]
-    assert header.index("CANN 8.0.RC3") < header.index("CANN 8.1.RC1"), header
-    assert "torch_npu 2.6.0.post1" in header and "torch_npu 2.6.0.post2" in header
+def test_verdict_banner_names_the_failing_suite(rendered: Path) -> None:
+    page = (rendered / "index.html").read_text(encoding="utf-8")
+    banner = page[page.index('<div class="banner'):page.index('<h2 id="gate">')]
+    assert 'class="banner red"' in banner and "1 failed, 1 xpassed" in banner
+    assert "torchair_ref 0.1.0" in banner and "commit <code>" in banner
 
 
-def test_regression_flagged_and_gate_fails(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_red_night_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert render(tmp_path, "--gate") == 1
-    out = capsys.readouterr().out
-    assert "regression: impl-warm ttfo_s" in out
-    page = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert "×1.6" in page or "×1.7" in page
+    assert "red: conformance torchair" in capsys.readouterr().out
 
 
-def test_gate_passes_without_the_regressed_series(tmp_path: Path) -> None:
-    history = tmp_path / "history"
-    history.mkdir()
-    for name in ("cann-8.0.RC3.jsonl", "cann-8.1.RC1.jsonl"):
-        shutil.copy(SAMPLES / "history" / name, history / name)
-    assert cli.main(["--history", str(history), "--out", str(tmp_path / "out"), "--gate"]) == 0
+def test_missing_or_empty_history_leaves_the_report_untouched(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "published"
+    assert render(out) == 0
+
+    def digest() -> dict[str, str]:
+        return {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(out.rglob("*")) if p.is_file()}
+
+    before = digest()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    for history, message in ((tmp_path / "nonexistent", "does not exist"), (tmp_path / "empty", "holds no records"),
+                             (tmp_path / "afile", "is a file")):
+        assert cli.main(["--history", str(history), "--out", str(out)]) == 2
+        assert message in capsys.readouterr().err
+    assert digest() == before
 
 
 def test_unreadable_history_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     (tmp_path / "cpu-torch-x.jsonl").write_text("not json\n", encoding="utf-8")
     assert cli.main(["--history", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     assert "cpu-torch-x.jsonl:1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
-def test_conformance_matrix_rendered(rendered: Path) -> None:
-    page = (rendered / "index.html").read_text(encoding="utf-8")
+def test_matrix_counts_tests_and_names_failing_ones(nightly: Path) -> None:
+    page = (nightly / "index.html").read_text(encoding="utf-8")
     matrix = page[page.index('<table class="matrix">'):]
-    assert '<th>CC-14</th><td class="skip"' in matrix and '<td class="fail"' in matrix
-    assert '<td class="xpass"' in matrix and '<td class="xfail"' in matrix
+    header = matrix[:matrix.index("</thead>")]
+    assert header.index("CANN 8.1.RC1") < header.index("CANN 8.10.RC1"), "packaging.version order"
+    assert "<th>tests</th><td>6: " in matrix
+    assert '<a href="../conformance/test_warm_start.py">conformance/test_warm_start.py::test_warm_untraced</a>' \
+        in matrix and "the warm start traced" in matrix
+    assert "(error)" in matrix and "fixed upstream (xpassed)" in matrix
+    for status in ("pass", "fail", "xpass", "xfail", "skip"):
+        assert f'<td class="{status}">' in matrix
+
+
+def test_cann_over_cann_table_and_gate_on_the_nightly_sample(nightly: Path) -> None:
+    page = (nightly / "index.html").read_text(encoding="utf-8")
+    cann = page[page.index('<h2 id="cann">'):page.index('<h2 id="conformance">')]
+    assert cann.index("CANN 8.0.RC3") < cann.index("CANN 8.1.RC1") < cann.index("CANN 8.10.RC1")
+    assert re.search(r"warm load</td>.*?\(\+\d+\.\d%\)</span></td></tr>", cann)
+    gate = page[page.index('<h2 id="gate">'):page.index('<h2 id="cann">')]
+    assert "warm load (compile or load)" in gate and "CANN over CANN" in gate and ">regression<" in gate
+    readme = (nightly / "README.md").read_text(encoding="utf-8")
+    assert "**Verdict: red.**" in readme and "| CANN over CANN |" in readme
+
+
+def test_long_histories_are_bounded_and_dirty_runs_flagged(nightly: Path) -> None:
+    page = (nightly / "index.html").read_text(encoding="utf-8")
+    assert "Runs: the last 20 of 60" in page and "Runs: the last 20 of 20" in page
+    assert page.count("<tr><td>2026-") == 4 * 20, "each of the 4 runs tables shows 20 runs, not 60"
+    assert page.count('<span class="badge dirty">dirty</span>') == 1, "night 37 of CANN 8.1 only"
+    assert 'href="../history/cann-8.10.RC1.jsonl"' in page, "the full history, relative to --out"
+    assert "npu-smi" in page and "firmware" in page

@@ -6,8 +6,7 @@
 - `harness`     N rounds of cold and warm runs plus the baselines, each in a fresh process; medians, min/max.
 - `overhead`    per-call overhead of the cached callable against calling the compiled graph directly.
 - `environment` the environment key of every record (BE-3): versions, CANN, device, SoC, host, commit.
-- `cli`         `python -m conformance bench`.
-- `bench_*.py`  the same measurements as pytest-benchmark tests (`tox -e bench`).
+- `cli`         `python -m conformance bench` (`tox -e bench` runs it too: one worker, one record format).
 
 Nothing here imports torch at import time: the worker's own timing starts before `import torch`.
 """

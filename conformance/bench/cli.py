@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
+import tempfile
+import time
 from typing import Any, TextIO
 
 from conformance.bench import presets
@@ -48,8 +51,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=None,
                    help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default: on in "
                         "max-autotune, off in reduce-overhead, where it has no effect)")
-    p.add_argument("--device", default=None, help="device of the model and inputs (default: npu for torchair, "
-                                                  "else cpu)")
+    p.add_argument("--device", default=None, help="device of the model and inputs (default: npu for torchair_npu "
+                                                  "and torchair, else cpu)")
     p.add_argument("--threads", type=int, default=1,
                    help="OMP_NUM_THREADS of every worker (default 1: stable figures on a shared host; 0 = inherit)")
     p.add_argument("--baselines", default="eager,inductor,aot",
@@ -83,14 +86,21 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    clock = Clock()
+    problem = check_arguments(args) or check_impl(options.impl, clock)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
           f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
           file=sys.stderr)
     commit = environment.project_commit()  # the code measured is the code at the start
     try:
-        result = harness.run(options, progress=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+        result = harness.run(options, progress=clock.progress)
     except harness.BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if exc.result is not None and exc.result.samples:
+            salvage(harness.records(exc.result, commit=commit), args, reason="a worker failed")
         return 1
     records = harness.records(result, commit=commit)
     print_result(result, sys.stdout)
@@ -98,9 +108,89 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump([json.loads(r.to_json()) for r in records], handle, indent=1)
     if not args.no_history:
-        for path in history.append(args.history, records):
-            print(f"history: appended to {path}", file=sys.stderr)
+        try:
+            for path in history.append(args.history, records):
+                clock.progress(f"history: appended to {path}")
+        except OSError as exc:
+            print(f"error: could not append to the history {args.history}: {exc}", file=sys.stderr)
+            salvage(records, args, reason="the history append failed")
+            return 1
     return 0
+
+
+class Clock:
+    """Progress lines on stderr, each with the time since the command started."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+
+    def progress(self, line: str) -> None:
+        print(f"  [{time.monotonic() - self.start:7.1f} s] {line}", file=sys.stderr, flush=True)
+
+
+def check_arguments(args: argparse.Namespace) -> str | None:
+    """Every path argument, before the first measurement: why it cannot be used, else None."""
+    if args.threads < 0:
+        return f"--threads must be 0 (inherit) or more, got {args.threads}"
+    if not args.no_history:
+        problem = _writable_folder(args.history)
+        if problem:
+            return f"--history {args.history!r}: {problem}; pass a folder (or --no-history)"
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if os.path.isdir(args.json):
+            return f"--json {args.json!r} is a folder; pass a file path"
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            return f"--json {args.json!r}: its folder {folder} does not exist or is not writable"
+    return None
+
+
+def _writable_folder(path: str) -> str | None:
+    """Why `path` cannot be (or become) a writable folder, else None."""
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            return "is a file, not a folder"
+        return None if os.access(path, os.W_OK | os.X_OK) else "is not writable"
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{parent} is a file, so the folder cannot be created"
+    return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot be created ({parent} is not writable)"
+
+
+def check_impl(name: str, clock: Clock) -> str | None:
+    """IMPL-1: import the implementation in a fresh process, as the workers will, before any measurement."""
+    clock.progress(f"checking that {name} imports ...")
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from conformance.impl import resolve; "
+                               "resolve(sys.argv[1])", name], capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return f"--impl {name!r}: importing it took more than 600 s"
+    if done.returncode:
+        tail = "\n".join(done.stderr.strip().splitlines()[-3:])
+        return (f"--impl {name!r} is not an importable implementation (a module name such as torchair_ref or "
+                f"torchair_npu, installed in this environment):\n{tail}")
+    clock.progress(f"{name} imports")
+    return None
+
+
+def salvage(records: list[Any], args: argparse.Namespace, *, reason: str) -> None:
+    """Keep measurements that could not go to the history: a JSON list beside it (or in the working folder)."""
+    name = f"bench-unsaved-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.json"
+    for folder in (args.history if os.path.isdir(args.history) else None, os.getcwd(), tempfile.gettempdir()):
+        if folder is None:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump([json.loads(r.to_json()) for r in records], handle, indent=1)
+        except OSError:
+            continue
+        print(f"kept: {len(records)} records measured before {reason} in {path} (not in the history)",
+              file=sys.stderr)
+        return
+    print(f"error: could not keep the measurements anywhere ({reason})", file=sys.stderr)
 
 
 def print_result(result: Any, out: TextIO) -> None:

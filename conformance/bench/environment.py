@@ -1,6 +1,8 @@
 """The environment key of every benchmark record (SPEC BE-3).
 
-implementation and version, torch, torch_npu, CANN (null off-NPU), device and SoC, Python, host, CPU threads; the
+implementation and version, torch, torch_npu, CANN (null off-NPU), device and SoC, Python, host, CPU threads, and on
+an NPU what the host tells about itself (`machine`: `npu-smi info`, driver and firmware versions; not part of a
+series' key); the
 date and this project's commit are added per run by the harness. The CANN version is read from the toolkit's
 install info under `$ASCEND_HOME_PATH` without importing `torch_npu` (which fails to import without CANN), and
 through `torch_npu` when the run already imported it.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -82,6 +85,41 @@ def soc_name(device: str) -> str:
     return platform.processor() or platform.machine()
 
 
+#: where an Ascend host keeps its driver's and firmware's version files
+_ASCEND_VERSION_FILES = {"driver": "/usr/local/Ascend/driver/version.info",
+                         "firmware": "/usr/local/Ascend/firmware/version.info"}
+
+
+def version_file(path: str) -> str | None:
+    """The `Version=` value of an Ascend `version.info` file, or None."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key.strip().lower() == "version" and value.strip():
+            return value.strip()
+    return None
+
+
+def npu_smi_summary(output: str) -> str | None:
+    """The lines of `npu-smi info` that name the tool's version and the NPUs (the table rows with a chip name)."""
+    keep = [" ".join(line.strip("|+= ").split()) for line in output.splitlines()
+            if "npu-smi" in line.lower() or re.search(r"\b(910|310)\w*", line)]
+    return "; ".join(k for k in keep if k)[:500] or None
+
+
+def machine_info() -> dict[str, str | None]:
+    """BE-3: what an NPU host tells about itself: `npu-smi info` (summary), driver and firmware versions."""
+    try:
+        done = subprocess.run(["npu-smi", "info"], capture_output=True, text=True, timeout=30)
+        smi = npu_smi_summary(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        smi = None
+    return {"npu-smi": smi, **{name: version_file(path) for name, path in _ASCEND_VERSION_FILES.items()}}
+
+
 def collect(impl_name: str | None, impl: ModuleType | None, device: str) -> dict[str, Any]:
     """BE-3: the environment key, read in a worker after its timings (so it costs the measurement nothing).
 
@@ -107,6 +145,7 @@ def collect(impl_name: str | None, impl: ModuleType | None, device: str) -> dict
         "python": platform.python_version(),
         "host": socket.gethostname(),
         "threads": torch.get_num_threads(),
+        "machine": machine_info() if device == "npu" else None,
     }
 
 

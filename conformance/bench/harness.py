@@ -26,6 +26,8 @@ from conformance.bench import presets
 logger = logging.getLogger("conformance.bench")
 
 BASELINES = ("eager", "inductor", "aot")
+#: implementations that run on an NPU by default (upstream TorchAir inside torch_npu)
+NPU_IMPLS = ("torchair", "torchair_npu")
 #: variants whose failure is recorded as a skip with its reason (the implementation's own never are)
 BASELINE_VARIANTS = ("inductor-prime", "inductor-hot", "aot-save", "aot-load")
 #: variant name -> worker subject
@@ -42,7 +44,10 @@ VARIANTS = {
 
 
 class BenchError(RuntimeError):
-    """A worker failed; the message carries its error and the tail of its output."""
+    """A worker failed; the message carries its error and the tail of its output, `result` what was measured
+    before it (set by `run`)."""
+
+    result: "Result | None" = None
 
 
 @dataclass
@@ -74,7 +79,7 @@ class Options:
         if unknown:
             raise ValueError(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
         if self.device is None:
-            self.device = "npu" if self.impl.split(".")[0] == "torchair" else "cpu"
+            self.device = "npu" if self.impl.split(".")[0] in NPU_IMPLS else "cpu"
         if self.overhead is None:
             self.overhead = self.model == "tiny"
         if self.ge_cache is None:
@@ -105,8 +110,8 @@ class Result:
     env: dict[str, Any] = field(default_factory=dict)
     started: str = ""
     finished: str = ""
-    #: host load averages at the start and the end: figures from a busy host are worth less
-    load_avg: dict[str, list[float]] = field(default_factory=dict)
+    #: host load averages at the start and the end, and the CPU count: figures from a busy host are worth less
+    load_avg: dict[str, Any] = field(default_factory=dict)
 
     def add(self, variant: str, sample: dict[str, Any]) -> None:
         if "skipped" in sample:
@@ -119,22 +124,28 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None,
         workdir: str | None = None) -> Result:
     """BE-1: the rounds of cold and warm runs and the baselines; every sample from its own fresh process."""
     progress = progress or logger.info
-    result = Result(options, started=_now(), load_avg={"start": _load()})
+    result = Result(options, started=_now(), load_avg={"start": _load(), "cpus": os.cpu_count()})
     root = tempfile.mkdtemp(prefix="torchair-bench-", dir=workdir)
     try:
         _run_in(root, options, result, progress)
+    except BenchError as exc:
+        # What was measured before the failure is kept: the caller writes it out.
+        exc.result = result
+        raise
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    result.finished = _now()
-    result.load_avg["end"] = _load()
+        result.finished = _now()
+        result.load_avg["end"] = _load()
     return result
 
 
 def _run_in(root: str, options: Options, result: Result, progress: Callable[[str], None]) -> None:
     def spawn(variant: str, label: str, **spec: Any) -> dict[str, Any]:
-        progress(f"{label}: {variant}")
+        progress(f"{label}: {variant} ...")
+        started = time.monotonic()
         try:
             sample = run_worker(options, VARIANTS[variant], **spec)
+            progress(f"{label}: {variant} done in {time.monotonic() - started:.1f} s")
         except BenchError as exc:
             if variant not in BASELINE_VARIANTS:
                 raise
@@ -174,7 +185,7 @@ def _run_in(root: str, options: Options, result: Result, progress: Callable[[str
 
 
 def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir: str | None = None,
-               aot_file: str | None = None, first_output_only: bool = False) -> dict[str, Any]:
+               aot_file: str | None = None) -> dict[str, Any]:
     """Spawn one `worker` process and return its result (a `{"skipped": reason}` result is passed through)."""
     with tempfile.NamedTemporaryFile(prefix="bench-", suffix=".json", delete=False) as handle:
         out = handle.name
@@ -182,7 +193,7 @@ def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir
         "subject": subject, "impl": options.impl, "model": options.model, "mode": options.mode,
         "dynamic": options.dynamic, "run_eagerly": options.run_eagerly, "ge_cache": options.ge_cache,
         "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file, "out": out,
-        "steady": options.steady, "overhead": options.overhead_timing, "first_output_only": first_output_only,
+        "steady": options.steady, "overhead": options.overhead_timing,
     }
     env = dict(os.environ)
     env.pop("TORCHAIR_CACHE_HOME", None)

@@ -22,9 +22,7 @@ state), `inductor` (`torch.compile` with Inductor, whose caches the parent point
 (PyTorch's `aot_compile` + `save_compiled_function`, `torch.compiler.load_compiled_function`), `overhead` (per-call
 overhead of a warm cached callable against the compiled graph called directly, see `overhead`).
 
-The result is one JSON object written to the spec's `out` path (version `WORKER_FORMAT`). With
-`first_output_only` the process ends right after the first output and one more call (no steady state, no artifact
-size, no environment), so that its wall time, as pytest-benchmark takes it, is about the time to first output.
+The result is one JSON object written to the spec's `out` path (version `WORKER_FORMAT`).
 """
 from __future__ import annotations
 
@@ -137,10 +135,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         phases["compile_or_load_s"], how = max(0.0, first - second), "first-minus-second"
     phases["first_call_s"] = first - (0.0 if explicit else phases["compile_or_load_s"])
-    if spec.get("first_output_only"):
-        record.update(phases, compile_or_load_how=how, traced=_traced(import_counters=False),
-                      output_sha256=digest(output))
-        return record
     steady = steady_state(lambda: _timed(fn, built, device), **spec.get("steady", {}))
 
     traced = _traced(import_counters=True)

@@ -2,9 +2,11 @@
 
 - `history`  the append-only JSONL store under `reports/history/`: one file per CANN version (off-NPU: per device
              and torch version), one record per variant of a bench run; its format is documented there.
-- `stats`    medians/min/max, the ratios against the baselines, the targets, regressions (pure functions).
+- `stats`    medians/min/max, the ratios against the baselines, the targets (pure functions).
+- `gate`     did a figure get slower: rank tests against earlier runs and the previous CANN version (pure).
 - `matrix`   the conformance matrix (clause x implementation/version) from the suite's JSON results.
+- `verdict`  the night's verdict: suites, staleness, the gate (pure).
 - `charts`   matplotlib figures (PNG) for the report.
-- `render`   `reports/index.html` and `reports/README.md`.
+- `render`   shapes the data for `templates/` (jinja2): `reports/index.html` and `reports/README.md`.
 - `cli`      `python -m conformance report [--gate]`.
 """

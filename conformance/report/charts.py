@@ -1,13 +1,17 @@
 """The report's charts: matplotlib (Agg) PNG files, so the page needs no network and no script to show them."""
 from __future__ import annotations
 
+import datetime
 import os
+import textwrap
 from typing import Any, Mapping, Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
+import matplotlib.dates  # noqa: E402 - the backend must be chosen first
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 #: variants in the order the charts show them, with their labels and colours
 VARIANTS = (
@@ -49,7 +53,7 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
     left.set_yticks(y, [label for _, label in shown], fontsize=8)
     left.invert_yaxis()
     left.set_xlabel("time to first output, s (median phases; whiskers: min/max)")
-    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=len(PHASES), frameon=False)
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(PHASES), frameon=False)
     left.set_xlim(0, max(m + h for m, h in zip(medians, high)) * 1.25 if medians else 1)
 
     loads = [(v, label) for v, label in shown if summaries[v].get("compile_or_load_s", {}).get("median", 0) > 0]
@@ -69,39 +73,59 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
         lowest, highest = min(s["min"] for s in values), max(s["max"] for s in values)
         right.set_xlim(lowest / 3, highest * 300)
     right.set_xlabel("compile or load, s (log; whiskers: min/max)")
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
 
 
 def trend(runs: Sequence[Mapping[str, Any]], title: str, path: str) -> str:
-    """TTFO medians (min/max band) per run for the cold, warm and eager variants; regressions marked."""
-    fig, ax = plt.subplots(figsize=(11, 3.2))
-    x = list(range(len(runs)))
-    for variant, label, colour in VARIANTS[:3] + VARIANTS[3:5]:
-        points = [(i, r["summaries"].get(variant, {}).get("ttfo_s")) for i, r in zip(x, runs)]
-        points = [(i, s) for i, s in points if s]
+    """Per run, on a date axis: TTFO medians (min/max band) of cold, warm, eager and the hot baselines (left), and
+    the warm load on its own log axis (right), where a change of tens of milliseconds is visible; gate findings
+    ringed red."""
+    fig, (ax, load_ax) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    dates = [_date(r["date"]) for r in runs]
+    for variant, label, colour in VARIANTS[:5]:
+        points = [(d, r["summaries"].get(variant, {}).get("ttfo_s"), r) for d, r in zip(dates, runs)]
+        points = [(d, s, r) for d, s, r in points if s]
         if not points:
             continue
-        xs = [i for i, _ in points]
-        ax.plot(xs, [s["median"] for _, s in points], marker="o", color=colour, label=label, linewidth=1.5)
-        ax.fill_between(xs, [s["min"] for _, s in points], [s["max"] for _, s in points], color=colour, alpha=0.15)
-        flagged = [i for i, r in zip(x, runs) if (variant, "ttfo_s") in r.get("regressed", ())]
-        if flagged:
-            ax.scatter(flagged, [runs[i]["summaries"][variant]["ttfo_s"]["median"] for i in flagged], s=120,
-                       facecolors="none", edgecolors="red", linewidths=2, zorder=5)
-    ax.set_xticks(x, [f"{r['date'][:10]}\n{(r.get('commit') or '')[:7]}" for r in runs], fontsize=7)
+        xs = [d for d, _, _ in points]
+        ax.plot(xs, [s["median"] for _, s, _ in points], marker="o", markersize=3, color=colour, label=label,
+                linewidth=1.2)
+        ax.fill_between(xs, [s["min"] for _, s, _ in points], [s["max"] for _, s, _ in points], color=colour,
+                        alpha=0.15)
+        _ring(ax, [(d, s["median"]) for d, s, r in points if (variant, "ttfo_s") in r.get("regressed", ())])
     ax.set_ylabel("time to first output, s")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7, loc="upper left", ncol=3)
-    ax.set_title(title + "  (red ring: regression)", fontsize=9)
+    ax.legend(fontsize=7, loc="center left", ncol=2, framealpha=0.8)
+    points = [(d, r["summaries"].get("impl-warm", {}).get("compile_or_load_s"), r) for d, r in zip(dates, runs)]
+    points = [(d, s, r) for d, s, r in points if s and s.get("median", 0) > 0]
+    if points:
+        colour = dict((v, c) for v, _, c in VARIANTS)["impl-warm"]
+        xs = [d for d, _, _ in points]
+        load_ax.plot(xs, [s["median"] for _, s, _ in points], marker="o", markersize=3, color=colour, linewidth=1.2)
+        load_ax.fill_between(xs, [s["min"] for _, s, _ in points], [s["max"] for _, s, _ in points], color=colour,
+                             alpha=0.15)
+        _ring(load_ax, [(d, s["median"]) for d, s, r in points
+                        if ("impl-warm", "compile_or_load_s") in r.get("regressed", ())])
+        _log_seconds(load_ax, min(s["min"] for _, s, _ in points), max(s["max"] for _, s, _ in points))
+    load_ax.set_ylabel("warm load (compile or load), log", fontsize=8)
+    for axis in (ax, load_ax):
+        locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=7)
+        axis.xaxis.set_major_locator(locator)
+        axis.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
+        axis.tick_params(axis="both", labelsize=7)
+        axis.grid(alpha=0.3)
+    fig.suptitle(_wrap(title + "  (red ring: gate finding)", 130), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
 
 
 def versions(columns: Sequence[tuple[str, Mapping[str, Mapping[str, Mapping[str, float]]]]], title: str,
              path: str) -> str:
-    """CANN (or torch) versions side by side: cold, warm and eager TTFO medians with min/max whiskers."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.8 * len(columns) + 2), 3.4))
-    shown = [v for v in VARIANTS[:3]]
+    """Versions side by side: cold, warm and eager TTFO medians with min/max whiskers (left), and the warm load on
+    its own log axis (right), where a change of tens of milliseconds between CANN releases is visible."""
+    fig, (ax, load_ax) = plt.subplots(1, 2, figsize=(12, 4.0), gridspec_kw={"width_ratios": [3, 2]})
+    labels = [_wrap(name, 17) for name, _ in columns]
+    shown = list(VARIANTS[:3])
     width = 0.8 / len(shown)
     for k, (variant, label, colour) in enumerate(shown):
         xs, med, lo, hi = [], [], [], []
@@ -114,11 +138,50 @@ def versions(columns: Sequence[tuple[str, Mapping[str, Mapping[str, Mapping[str,
                 hi.append(s["max"] - s["median"])
         if xs:
             ax.bar(xs, med, width=width, color=colour, label=label, yerr=[lo, hi], capsize=3)
-    ax.set_xticks(range(len(columns)), [name for name, _ in columns], fontsize=8)
+    ax.set_xticks(range(len(columns)), labels, fontsize=7)
     ax.set_ylabel("time to first output, s")
-    ax.legend(fontsize=7)
-    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", framealpha=0.8)
+    loads = [(i, summaries.get("impl-warm", {}).get("compile_or_load_s")) for i, (_, summaries) in enumerate(columns)]
+    loads = [(i, s) for i, s in loads if s and s.get("median", 0) > 0]
+    if loads:
+        colour = dict((v, c) for v, _, c in VARIANTS)["impl-warm"]
+        load_ax.bar([i for i, _ in loads], [s["median"] for _, s in loads], width=0.5, color=colour,
+                    yerr=[[s["median"] - s["min"] for _, s in loads], [s["max"] - s["median"] for _, s in loads]],
+                    capsize=3)
+        for i, s in loads:
+            load_ax.annotate(_seconds(s["median"]), (i, s["max"]), xytext=(0, 3), textcoords="offset points",
+                             ha="center", fontsize=7)
+        _log_seconds(load_ax, min(s["min"] for _, s in loads), max(s["max"] for _, s in loads))
+    load_ax.set_xticks(range(len(columns)), labels, fontsize=7)
+    load_ax.set_ylabel("warm load (compile or load), log", fontsize=8)
+    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
     return _save(fig, path)
+
+
+def _log_seconds(axis: Any, low: float, high: float) -> None:
+    """A log y axis from `low` to `high` with readable second/millisecond labels, even within one decade."""
+    axis.set_yscale("log")
+    axis.set_ylim(low / 1.6, high * 1.6)
+    subs = (1.0,) if high / low > 30 else (1.0, 2.0, 3.0, 4.0, 5.0, 7.0)
+    axis.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=subs))
+    axis.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: _seconds(v)))
+    axis.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def _ring(ax: Any, points: Sequence[tuple[Any, float]]) -> None:
+    if points:
+        ax.scatter([d for d, _ in points], [v for _, v in points], s=120, facecolors="none", edgecolors="red",
+                   linewidths=2, zorder=5)
+
+
+def _date(text: str) -> datetime.datetime:
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def _wrap(text: str, width: int) -> str:
+    """Long labels and titles on several lines (each given line wrapped on its own)."""
+    return "\n".join("\n".join(textwrap.wrap(line, width, break_on_hyphens=False)) or line
+                     for line in text.split("\n"))
 
 
 def _stack_start(summary: Mapping[str, Mapping[str, float]], phase: str) -> float:

@@ -1,20 +1,25 @@
 """`python -m conformance report`: render `reports/index.html` and `reports/README.md` from the history.
 
     python -m conformance report                    # re-render from reports/history/
-    python -m conformance report --gate             # also exit 1 when a series' latest run regressed (BE-4)
+    python -m conformance report --gate             # also exit 1 when the night is red (BE-4)
 
-Exit status: 0 rendered (and, with `--gate`, no regression in any series' latest run); 1 regression with `--gate`;
-2 unreadable history or results.
+The night is red when a suite failed, errored or XPASSed, results are missing (`--require-results`) or older than
+their implementation's latest benchmark run, or the performance gate fired (see `conformance.report.gate`).
+
+Exit status: 0 rendered (and, with `--gate`, the night is green); 1 red with `--gate`; 2 a missing, empty or
+unreadable history, results or accepted-changes file: then nothing under `--out` is touched.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from pathlib import Path
 
 DEFAULT_HISTORY = os.path.join("reports", "history")
 DEFAULT_OUT = "reports"
 DEFAULT_RESULTS = os.path.join("reports", "conformance", "*.json")
+DEFAULT_ACCEPTED = os.path.join("reports", "accepted-changes.json")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,37 +29,78 @@ def parser() -> argparse.ArgumentParser:
                                                      f"(default {DEFAULT_OUT})")
     p.add_argument("--conformance", default=DEFAULT_RESULTS,
                    help=f"glob of the suite's JSON results for the matrix (default {DEFAULT_RESULTS})")
-    p.add_argument("--threshold", type=float, default=1.25,
-                   help="regression: a median above THRESHOLD x the earlier runs' median (default 1.25)")
-    p.add_argument("--gate", action="store_true", help="exit 1 when the latest run of a series regressed")
+    p.add_argument("--accepted", default=DEFAULT_ACCEPTED,
+                   help=f"reviewed file of accepted performance changes (default {DEFAULT_ACCEPTED}; may be absent)")
+    p.add_argument("--threshold", type=float, default=1.10,
+                   help="a regression: the median grew by more than THRESHOLD times (default 1.10)")
+    p.add_argument("--alpha", type=float, default=0.01,
+                   help="a regression: the rank test's one-sided p-value is below ALPHA (default 0.01)")
+    p.add_argument("--require-results", action="append", default=[], metavar="IMPL",
+                   help="the night is red when IMPL has no results document (repeatable)")
+    p.add_argument("--source-url", default="../",
+                   help="prefix of the links to a failing test's source (default ../, the repository beside reports/)")
+    p.add_argument("--history-url", default=None,
+                   help="prefix of the links to the full history files (default: --history relative to --out)")
+    p.add_argument("--gate", action="store_true", help="exit 1 when the night is red")
     return p
+
+
+def check_history(path: str) -> str | None:
+    """Why `path` cannot be rendered from (missing, not a folder, no records), else None."""
+    if not os.path.exists(path):
+        return (f"history folder {path!r} does not exist; pass --history with the folder the benchmarks append to "
+                f"(default {DEFAULT_HISTORY})")
+    if not os.path.isdir(path):
+        return f"--history {path!r} is a file, not a folder of *.jsonl files"
+    files = sorted(Path(path).glob("*.jsonl"))
+    if not any(f.stat().st_size for f in files):
+        return (f"history folder {path!r} holds no records (no non-empty *.jsonl); run `python -m conformance bench` "
+                f"first, or pass the right --history")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m conformance report`; returns the exit status."""
-    from conformance.report import history, matrix, render, stats
-
     args = parser().parse_args(argv)
     if args.threshold <= 1:
         print(f"error: --threshold must be above 1, got {args.threshold}", file=sys.stderr)
         return 2
+    if not 0 < args.alpha < 1:
+        print(f"error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr)
+        return 2
+    problem = check_history(args.history)
+    if problem:
+        print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
+        return 2
+    from conformance.report import gate, history, matrix, render
+
     try:
         records = history.load(args.history)
         results = matrix.load(args.conformance)
-    except (history.HistoryError, matrix.ResultsError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        accepted = gate.load_accepted(args.accepted)
+    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, OSError) as exc:
+        print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    files = sorted(os.path.basename(p) for p in os.listdir(args.history) if p.endswith(".jsonl")) \
-        if os.path.isdir(args.history) else []
-    report = render.build(records, results, threshold=args.threshold, history_files=files)
+    files = sorted(p.name for p in Path(args.history).glob("*.jsonl"))
+    history_url = args.history_url
+    if history_url is None:
+        history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
+    report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
+                          accepted=accepted, required=args.require_results, source_url=args.source_url,
+                          history_url=history_url)
     written = render.write(report, args.out)
-    print(f"report: {len(report.series)} series, {len(records)} records -> {len(written)} files in {args.out}")
-    latest = stats.regressions(records, threshold=args.threshold, latest_only=True)
-    for g in latest:
-        print(f"regression: {g.variant} {g.metric} {g.value:.6g} s vs earlier median {g.baseline:.6g} s "
-              f"(x{g.factor:.2f}, run {g.run_id})")
-    if args.gate and latest:
-        print(f"gate: {len(latest)} regression(s) in the latest runs", file=sys.stderr)
+    print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "
+          f"-> {len(written)} files in {args.out}")
+    for check in report.checks.checks:
+        if check.status != "ok":
+            print(f"gate: {check.status}: {check.figure.label} {check.value:.4g} vs {check.baseline:.4g} "
+                  f"({check.baseline_label}) x{check.factor:.2f} p={check.p_value:.2g} run {check.run.run_id}"
+                  + (f": {check.reason}" if check.reason else ""))
+    for problem in report.verdict.problems:
+        print(f"red: {problem}")
+    print(f"verdict: {'green' if report.verdict.green else 'red'}")
+    if args.gate and not report.verdict.green:
+        print(f"gate: the night is red ({len(report.verdict.problems)} problem(s))", file=sys.stderr)
         return 1
     return 0
 

@@ -10,7 +10,10 @@ Each line is one record, a JSON object (format `FORMAT`):
                 | "overhead",
      "samples": [<one worker result per fresh process, see conformance.bench.worker>],
      "summary": {metric: {"median", "min", "max", "n"}},
-     "skipped": str | null, "load_avg": {"start": [1, 5, 15 min], "end": [...]} | null}
+     "skipped": str | null, "load_avg": {"start": [1, 5, 15 min], "end": [...], "cpus": int} | null}
+
+(`load_avg.cpus`, the host's CPU count, is newer than the first records: a reader treats it as optional; `env`
+may carry `machine`, what an NPU runner reports of itself: `npu-smi`, driver and firmware versions.)
 
 A bench run appends one record per variant, all with the same `run_id`. Lines are only ever appended: a file is
 opened in append mode, each record written whole with one `write` and flushed; nothing rewrites earlier lines.
@@ -49,8 +52,9 @@ class Record:
     samples: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, dict[str, float]] = field(default_factory=dict)
     skipped: str | None = None
-    #: the host's load averages (1, 5, 15 min) at the start and the end of the run: {"start": [...], "end": [...]}
-    load_avg: dict[str, list[float]] | None = None
+    #: the host's load averages (1, 5, 15 min) at the start and the end of the run, and its CPU count:
+    #: {"start": [...], "end": [...], "cpus": int}
+    load_avg: dict[str, Any] | None = None
     format: int = FORMAT
 
     def to_json(self) -> str:

@@ -1,62 +1,149 @@
 """The conformance matrix: clause x implementation/version, from the suite's JSON results.
 
 Input: the documents the suite writes with `--conformance-json` (default `reports/conformance/*.json`): an object
-whose `tests` list holds one record per test, `{"test": str, "clauses": [str], "outcome": "passed" | "failed" |
-"skipped" | "xfailed" | "xpassed", "implementation": str, "versions": {...}}`.
-A cell aggregates the tests that name the clause: `fail` if any failed, else `xpass` if a known divergence passed
-(its entry is stale), else `pass` if any passed, else `xfail` (known divergence), else `skip`.
+whose `tests` list holds one record per test, `{"test": str, "clauses": [str], "outcome": str, "message": str |
+None, "implementation": str, "versions": {...}}`. Every outcome is kept and shown: `passed`, `failed`, `error`
+(setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that passed: fixed
+upstream), and any other string pytest may write one day.
+
+A column counts tests (a test naming two clauses counts once in the column's totals). A cell holds the tests that
+name the clause; its status is the first of `fail` (failed or error), `xpass`, `pass`, `xfail`, `skip` present, and
+a failed cell names its tests with their messages.
 """
 from __future__ import annotations
 
 import glob
 import json
+import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+#: outcomes in display order; any other outcome string is kept and shown after these
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+#: outcomes that make a suite's verdict red
+BAD_OUTCOMES = ("failed", "error", "xpassed")
 #: cell status by precedence (the first outcome present wins)
-_PRECEDENCE = (("failed", "fail"), ("xpassed", "xpass"), ("passed", "pass"), ("xfailed", "xfail"), ("skipped", "skip"))
+_PRECEDENCE = (("failed", "fail"), ("error", "fail"), ("xpassed", "xpass"), ("passed", "pass"),
+               ("xfailed", "xfail"), ("skipped", "skip"))
 
 
 class ResultsError(ValueError):
     """A results file that is not the suite's results document; the message names the file and the entry."""
 
 
+@dataclass(frozen=True)
+class TestResult:
+    """One test of one results document."""
+
+    test: str
+    outcome: str
+    message: str | None = None
+
+    @property
+    def source(self) -> str:
+        """The test's file, relative to the repository root (`conformance/test_x.py`)."""
+        return self.test.split("::", 1)[0]
+
+
+@dataclass
+class Column:
+    """One results document: an implementation with its versions, run at a time."""
+
+    label: str
+    implementation: str
+    versions: dict[str, Any]
+    source: str
+    finished: float | None = None
+    exit_status: int | None = None
+    tests: dict[str, TestResult] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> Counter:
+        """Outcome -> number of tests (each test once)."""
+        return Counter(t.outcome for t in self.tests.values())
+
+    @property
+    def bad(self) -> list[TestResult]:
+        """The tests that make the verdict red: failed, error, xpassed."""
+        return [t for t in self.tests.values() if t.outcome in BAD_OUTCOMES]
+
+    @property
+    def finished_iso(self) -> str | None:
+        if self.finished is None:
+            return None
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.finished))
+
+
 @dataclass
 class Matrix:
     clauses: list[str]
-    columns: list[str]
-    #: (clause, column) -> outcome counts
-    cells: dict[tuple[str, str], Counter] = field(default_factory=dict)
-    sources: list[str] = field(default_factory=list)
+    columns: list[Column]
+    #: (clause, column label) -> the tests naming the clause
+    cells: dict[tuple[str, str], list[TestResult]] = field(default_factory=dict)
+
+    @property
+    def sources(self) -> list[str]:
+        return [c.source for c in self.columns]
 
     def status(self, clause: str, column: str) -> str | None:
-        """The cell's status (`fail`, `xpass`, `pass`, `xfail`, `skip`), or None where no test names the clause."""
-        counts = self.cells.get((clause, column))
-        if not counts:
+        """The cell's status (`fail`, `xpass`, `pass`, `xfail`, `skip`, or an unknown outcome as written), or None
+        where no test names the clause."""
+        tests = self.cells.get((clause, column))
+        if not tests:
             return None
+        present = {t.outcome for t in tests}
         for outcome, status in _PRECEDENCE:
-            if counts.get(outcome):
+            if outcome in present:
                 return status
-        return None
+        return sorted(present)[0]
+
+    def cell_counts(self, clause: str, column: str) -> Counter:
+        return Counter(t.outcome for t in self.cells.get((clause, column), []))
 
     def totals(self, column: str) -> Counter:
-        total: Counter = Counter()
-        for (_, col), counts in self.cells.items():
-            if col == column:
-                total.update(counts)
-        return total
+        """Outcome -> number of tests in the column (tests, not clause x test pairs)."""
+        for c in self.columns:
+            if c.label == column:
+                return c.counts
+        return Counter()
+
+
+def outcome_order(outcome: str) -> tuple[int, str]:
+    return (OUTCOMES.index(outcome) if outcome in OUTCOMES else len(OUTCOMES), outcome)
 
 
 def column_label(impl: str, versions: dict[str, Any]) -> str:
-    """`impl version · torch x · CANN y`: one column per implementation and version set."""
+    """`impl version · torch x · CANN y · SoC`: one column per implementation and version set."""
     parts = [f"{impl} {versions.get(impl) or ''}".strip()]
-    for name in ("torch", "torch_npu", "cann"):
+    for name, title in (("torch", "torch"), ("torch_npu", "torch_npu"), ("cann", "CANN")):
         if versions.get(name):
-            parts.append(f"{'CANN' if name == 'cann' else name} {versions[name]}")
+            parts.append(f"{title} {versions[name]}")
+    if versions.get("soc"):
+        parts.append(str(versions["soc"]))
     return " · ".join(parts)
+
+
+def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
+                      environ: Mapping[str, str] | None = None) -> str:
+    """The results file of one implementation in one environment (CANN version, SoC): never shared by two.
+
+    Where the implementation does not declare them, the SoC comes from `$TORCHAIR_SOC` (the pipeline's matrix sets
+    it) and, on an NPU, the CANN version from the toolkit's install info under `$ASCEND_HOME_PATH`.
+    """
+    environ = os.environ if environ is None else environ
+    found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann")}
+    if not found["cann"] and device == "npu":
+        from conformance.bench.environment import cann_from_install_info
+
+        found["cann"] = cann_from_install_info(environ)
+    parts = [impl, device or "unknown"]
+    for name in ("cann", "soc"):
+        if found[name]:
+            parts.append(f"{name}-{found[name]}")
+    return re.sub(r"[^A-Za-z0-9._+-]", "_", "-".join(parts)) + ".json"
 
 
 def clause_order(clause: str) -> tuple:
@@ -65,38 +152,52 @@ def clause_order(clause: str) -> tuple:
     return (match.group(1), int(match.group(2)), match.group(3)) if match else (clause, 0, "")
 
 
-def build(records: Iterable[dict[str, Any]], sources: list[str] | None = None) -> Matrix:
-    cells: dict[tuple[str, str], Counter] = {}
-    columns: list[str] = []
+def build(documents: Iterable[tuple[str, dict[str, Any]]]) -> Matrix:
+    """The matrix of `(source, document)` pairs, one column per document (two documents with the same label
+    are told apart by their source)."""
+    cells: dict[tuple[str, str], list[TestResult]] = {}
+    columns: list[Column] = []
     clauses: set[str] = set()
-    for record in records:
-        column = column_label(str(record.get("implementation")), dict(record.get("versions") or {}))
-        if column not in columns:
-            columns.append(column)
-        for clause in record.get("clauses") or []:
-            clauses.add(clause)
-            cells.setdefault((clause, column), Counter())[record["outcome"]] += 1
-    return Matrix(sorted(clauses, key=clause_order), columns, cells, sources or [])
+    for source, data in documents:
+        impl = str(data.get("implementation"))
+        versions = dict(data.get("versions") or {})
+        label = column_label(impl, versions)
+        if any(c.label == label for c in columns):
+            label = f"{label} ({source.rsplit('/', 1)[-1]})"
+        column = Column(label, impl, versions, source, _number(data.get("finished")),
+                        data.get("exit_status") if isinstance(data.get("exit_status"), int) else None)
+        columns.append(column)
+        for record in data["tests"]:
+            result = TestResult(str(record["test"]), str(record["outcome"]), record.get("message"))
+            column.tests[result.test] = result
+            for clause in record.get("clauses") or []:
+                clauses.add(clause)
+                cells.setdefault((clause, label), []).append(result)
+    return Matrix(sorted(clauses, key=clause_order), columns, cells)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def read(path: str) -> dict[str, Any]:
+    """One results document, checked: an object with a `tests` list of records with `test` and `outcome`."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            data = json.load(handle)
+        except ValueError as exc:
+            raise ResultsError(f"{path}: not JSON: {exc}") from exc
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if not isinstance(tests, list):
+        raise ResultsError(f"{path}: expected the suite's results document (an object with a 'tests' list), "
+                           f"found {type(data).__name__}; write it with pytest conformance --conformance-json")
+    for i, record in enumerate(tests):
+        if not isinstance(record, dict) or not isinstance(record.get("outcome"), str) or "test" not in record:
+            raise ResultsError(f"{path} tests[{i}]: not a test record (needs 'test' and an 'outcome' string): "
+                               f"{record!r:.200}")
+    return data
 
 
 def load(pattern: str) -> Matrix:
     """The matrix of every results file matching `pattern` (an empty matrix when none does)."""
-    records: list[dict[str, Any]] = []
-    sources = sorted(glob.glob(pattern))
-    for path in sources:
-        with open(path, encoding="utf-8") as handle:
-            try:
-                data = json.load(handle)
-            except ValueError as exc:
-                raise ResultsError(f"{path}: not JSON: {exc}") from exc
-        tests = data.get("tests") if isinstance(data, dict) else None
-        if not isinstance(tests, list):
-            raise ResultsError(f"{path}: expected the suite's results document (an object with a 'tests' list), "
-                               f"found {type(data).__name__}; write it with pytest conformance --conformance-json")
-        for i, record in enumerate(tests):
-            if not isinstance(record, dict) or record.get("outcome") not in OUTCOMES or "test" not in record:
-                raise ResultsError(f"{path} tests[{i}]: not a test record (test, clauses, outcome in {OUTCOMES}): "
-                                   f"{record!r:.200}")
-            records.append({**record, "implementation": record.get("implementation", data.get("implementation")),
-                            "versions": record.get("versions", data.get("versions"))})
-    return build(records, sources)
+    return build((path, read(path)) for path in sorted(glob.glob(pattern)))

@@ -1,4 +1,4 @@
-"""Summaries, ratios against the baselines, targets and regressions (SPEC BE-1, BE-4). Pure functions."""
+"""Summaries, ratios against the baselines and targets (SPEC BE-1). Pure functions; the gate is `gate`."""
 from __future__ import annotations
 
 import statistics
@@ -97,57 +97,3 @@ def ratios(samples: Mapping[str, list[Mapping[str, Any]]]) -> list[RatioValue]:
             low, high = min(paired), max(paired)
         out.append(RatioValue(ratio, value, low, high))
     return out
-
-
-@dataclass(frozen=True)
-class Regression:
-    """BE-4: a run whose median is worse than the median of the earlier runs of its series."""
-
-    key: tuple
-    variant: str
-    metric: str
-    run_id: str
-    date: str
-    value: float
-    baseline: float
-    earlier_runs: int
-
-    @property
-    def factor(self) -> float:
-        return self.value / self.baseline if self.baseline else float("inf")
-
-
-#: metrics checked for regressions (lower is better for all) -> the smallest change, seconds, that counts, so that
-#: jitter of a few milliseconds in a process start or of a fraction of a microsecond in a call is not flagged
-GATED_METRICS = {"ttfo_s": 0.02, "compile_or_load_s": 0.005, "steady_s": 1e-6, "overhead_s": 5e-7}
-
-
-def regressions(records: Iterable[Any], *, threshold: float = 1.25, latest_only: bool = False) -> list[Regression]:
-    """BE-4: each run's gated medians against the median of the earlier runs of the same series and variant.
-
-    A run regresses when its median exceeds `threshold` x the earlier median and by more than the metric's
-    `GATED_METRICS` floor. `latest_only` checks only each series' newest run (what `--gate` fails on).
-    """
-    series: dict[tuple, list[Any]] = {}
-    for record in records:
-        if record.skipped or not record.summary:
-            continue
-        series.setdefault((record.key(), record.variant), []).append(record)
-    found = []
-    for (key, variant), runs in series.items():
-        runs.sort(key=lambda r: (r.date, r.run_id))
-        checked = runs[-1:] if latest_only else runs
-        for record in checked:
-            earlier = runs[: runs.index(record)]
-            if not earlier:
-                continue
-            for metric, floor in GATED_METRICS.items():
-                value = record.median(metric)
-                past = [m for m in (r.median(metric) for r in earlier) if m is not None]
-                if value is None or not past:
-                    continue
-                baseline = statistics.median(past)
-                if value > threshold * baseline and value - baseline > floor:
-                    found.append(Regression(key, variant, metric, record.run_id, record.date, value, baseline,
-                                            len(past)))
-    return found

@@ -1,0 +1,107 @@
+"""`python -m conformance nightly`: suite -> benchmarks -> history -> report, then one honest exit status.
+
+    python -m conformance nightly --impl torchair_npu --model tiny --model gpt-small --rounds 5 -- --junitxml=j.xml
+
+Every step runs even when an earlier one failed (the report then shows what failed); the command exits 1 when the
+suite failed or errored, a known divergence XPASSed, the suite wrote no fresh results, a benchmark failed, or the
+report's gate found the night red (`report --gate`); 0 only when all of it is green. Arguments after `--` go to
+pytest. The suite's results go to `--results` as one file per implementation and environment (CANN, SoC).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import time
+from typing import Sequence
+
+from conformance.report import matrix
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m conformance nightly", description=__doc__.split("\n\n")[0])
+    p.add_argument("--impl", required=True, help="implementation under test (torchair_npu on an Ascend runner)")
+    p.add_argument("--model", action="append", default=[],
+                   help="benchmark model (repeatable; default tiny; `none`: no benchmarks this night)")
+    p.add_argument("--rounds", type=int, default=5, help="benchmark rounds (default 5; fewer are not gated)")
+    p.add_argument("--results", default=os.path.join("reports", "conformance"),
+                   help="folder of the suite's results documents (default reports/conformance)")
+    p.add_argument("--history", default=os.path.join("reports", "history"), help="history folder")
+    p.add_argument("--out", default="reports", help="report folder")
+    return p
+
+
+def fresh_results(folder: str, impl: str, since: float) -> list[tuple[str, dict]]:
+    """The results documents of `impl` in `folder` that finished after `since` (this night's)."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        try:
+            data = matrix.read(path)
+        except (matrix.ResultsError, OSError):
+            continue
+        finished = data.get("finished")
+        if data.get("implementation") == impl and isinstance(finished, (int, float)) and finished >= since:
+            found.append((path, data))
+    return found
+
+
+def suite_problems(status: int, results: Sequence[tuple[str, dict]], impl: str) -> list[str]:
+    """Why the suite's part of the night is red (pure)."""
+    problems = []
+    if status != 0:
+        problems.append(f"suite: pytest exited {status} (1: tests failed, 2: interrupted, 3: internal error, 4: usage "
+                        f"error such as an implementation that does not import, 5: no tests collected)")
+    if not results:
+        problems.append(f"suite: no fresh results for {impl} (the suite wrote no results document this night)")
+    for path, data in results:
+        outcomes = [t["outcome"] for t in data["tests"]]
+        bad = {o: outcomes.count(o) for o in matrix.BAD_OUTCOMES if o in outcomes}
+        if bad:
+            problems.append(f"suite: {path}: " + ", ".join(f"{n} {o}" for o, n in bad.items())
+                            + (" (xpassed: a known divergence passed, fixed upstream)" if "xpassed" in bad else ""))
+    return problems
+
+
+def _step(title: str, command: list[str]) -> int:
+    print(f"nightly: {title}: {' '.join(command)}", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    status = subprocess.run(command).returncode
+    print(f"nightly: {title}: exit {status} after {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m conformance nightly`; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pytest_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser().parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    if args.rounds < 1:
+        print(f"error: --rounds must be at least 1, got {args.rounds}", file=sys.stderr)
+        return 2
+    python = sys.executable
+    since = time.time()
+    status = _step("suite", [python, "-m", "pytest", "conformance", "--impl", args.impl,
+                             "--conformance-json", args.results.rstrip("/\\") + os.sep, *pytest_args])
+    problems = suite_problems(status, fresh_results(args.results, args.impl, since), args.impl)
+    for model in [m for m in args.model or ["tiny"] if m != "none"]:
+        bench = _step(f"bench {model}", [python, "-m", "conformance", "bench", "--impl", args.impl, "--model", model,
+                                         "--rounds", str(args.rounds), "--history", args.history])
+        if bench:
+            problems.append(f"bench {model}: exited {bench}")
+    report = _step("report", [python, "-m", "conformance", "report", "--gate", "--history", args.history,
+                              "--out", args.out, "--conformance", os.path.join(args.results, "*.json"),
+                              "--require-results", args.impl])
+    if report == 1:
+        problems.append("report: the gate found the night red (see the report's verdict)")
+    elif report:
+        problems.append(f"report: exited {report} (nothing rendered)")
+    for problem in problems:
+        print(f"nightly: red: {problem}", file=sys.stderr)
+    print(f"nightly: {'red' if problems else 'green'}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

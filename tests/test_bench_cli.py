@@ -1,0 +1,59 @@
+"""`python -m conformance bench` checks every argument before measuring and keeps what it measured (issue 10)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance.bench import cli, harness
+from conformance.report import history
+
+
+def run_cli(*argv: str) -> tuple[int, float]:
+    started = time.monotonic()
+    status = cli.main(list(argv))
+    return status, time.monotonic() - started
+
+
+def test_history_that_is_a_file_is_refused_before_measuring(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    afile = tmp_path / "history.jsonl"
+    afile.write_text("", encoding="utf-8")
+    status, took = run_cli("--history", str(afile), "--model", "tiny", "--rounds", "1")
+    assert status == 2 and took < 5
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_unknown_impl_is_refused_before_measuring(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    status, took = run_cli("--impl", "nosuch_impl_module", "--history", str(tmp_path), "--rounds", "1")
+    err = capsys.readouterr().err
+    assert status == 2 and "--impl 'nosuch_impl_module' is not an importable implementation" in err
+    assert "round 1" not in err and not list(tmp_path.iterdir())
+
+
+def test_json_in_a_missing_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    status, _ = run_cli("--json", str(tmp_path / "no" / "x.json"), "--no-history")
+    assert status == 2 and "does not exist or is not writable" in capsys.readouterr().err
+
+
+def test_salvage_writes_beside_the_history(tmp_path: Path) -> None:
+    record = history.Record(run_id="r", date="2026-01-01T00:00:00Z", commit=None, env={}, bench={},
+                            variant="eager", samples=[{"ttfo_s": 1.0}])
+    args = cli.parser().parse_args(["--history", str(tmp_path)])
+    cli.salvage([record], args, reason="test")
+    (kept,) = tmp_path.glob("bench-unsaved-*.json")
+    assert [history.Record.from_dict(d) for d in json.loads(kept.read_text(encoding="utf-8"))] == [record]
+    assert history.load(tmp_path) == [], "the salvage is not a history file"
+
+
+@pytest.mark.slow
+def test_a_failing_worker_keeps_the_samples_measured_before_it(tmp_path: Path) -> None:
+    # `json` imports but has no cache_compile: eager is measured, then the implementation's cold run fails.
+    options = harness.Options(impl="json", model="tiny", rounds=1, baselines=("eager",), device="cpu",
+                              overhead=False)
+    with pytest.raises(harness.BenchError) as caught:
+        harness.run(options, workdir=str(tmp_path))
+    partial = caught.value.result
+    assert partial is not None and len(partial.samples["eager"]) == 1
+    assert partial.load_avg["end"] and partial.load_avg["cpus"]
