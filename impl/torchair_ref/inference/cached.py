@@ -164,18 +164,31 @@ class CachedFunction:
     # -- first call -------------------------------------------------------------------------------------------
 
     def _first_call(self, args: tuple, kwargs: dict) -> Any:
-        self._path = path = self._resolve_path()
+        try:
+            self._path = path = self._resolve_path()
+        except paths.UnusableNameError as exc:
+            return self._run_uncached(str(exc), args, kwargs)
         link = self._symlink_below_root()
         if link is not None:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
+        problem = artifact.unsafe_level(self._root, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
+        if problem is not None:
+            return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
             warm = self._try_load(path)
             if warm is not None:
                 self._call = warm
                 return warm(*args, **kwargs)
         return self._compile_and_run(path, args, kwargs)
+
+    def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        """CC-17: compile and run without reading or writing any cache file, saying why (log and warning)."""
+        self._path = None
+        logger.warning("%s runs without its cache: %s", self.__qualname__, reason)
+        warnings.warn(f"{self.__qualname__} runs without its cache: {reason}", UserWarning, stacklevel=4)
+        return self._compile_and_run(None, args, kwargs)
 
     def _resolve_path(self) -> str:
         """CC-7/CC-8: read cwd, TORCHAIR_CACHE_HOME and torch.distributed now, once."""
@@ -227,6 +240,7 @@ class CachedFunction:
         """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
         caller's first call: `stacklevel` counts the frames between it and here)."""
         kind = "stale" if isinstance(reason, artifact.StaleCacheError) else "broken"
+        reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
@@ -247,7 +261,7 @@ class CachedFunction:
 
     # -- cold path --------------------------------------------------------------------------------------------
 
-    def _compile_and_run(self, path: str, args: tuple, kwargs: dict) -> Any:
+    def _compile_and_run(self, path: str | None, args: tuple, kwargs: dict) -> Any:
         function = self._method.__func__
         # A fresh code object: Dynamo's cache (and our trace count) then belongs to this CachedFunction alone.
         traced = types.FunctionType(
@@ -263,7 +277,7 @@ class CachedFunction:
         call = _inference(compiled)
         self._call = call
         result = call(*args, **kwargs)
-        if self._traces == 1:
+        if self._traces == 1 and path is not None:
             self._save(path, traced.__code__)
         return result
 
@@ -307,6 +321,8 @@ class CachedFunction:
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code)
+            folder = os.path.dirname(path)
+            artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
             artifact.write(path, payload, files)
         except bytecode.UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
