@@ -207,17 +207,18 @@ def unsafe_level(root: str, folder: str) -> str | None:
 
 
 def make_private_levels(root: str, folder: str) -> None:
-    """CC-11/CC-17: create the missing levels from `root` down to `folder`, each mode 0700, then check them all
-    again (`OSError` naming the level and the fix when one is not ours or writable by others)."""
+    """CC-11/CC-17: create the missing levels from `root` down to `folder`, each mode 0700, checking each one (made
+    now or not) before going into it: `OSError` naming the level and the fix when one is not ours or writable by
+    others."""
     parent = os.path.dirname(root)
     if parent and not os.path.isdir(parent):
         os.makedirs(parent, exist_ok=True)  # the caller's folders above the root
     for level in private_levels(root, folder):
         with contextlib.suppress(FileExistsError):
             os.mkdir(level, 0o700)
-    problem = unsafe_level(root, folder)
-    if problem is not None:
-        raise OSError(f"the cache folder cannot be trusted: {problem}")
+        problem = folder_problem(level, os.lstat(level))
+        if problem is not None:  # checked before anything is made inside it
+            raise OSError(f"the cache folder cannot be trusted: {problem}")
 
 
 def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
