@@ -79,10 +79,11 @@ def read_model(path: str) -> Any:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise NotAnAirFile(f"cannot read {path}: {e.strerror or e}") from e
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NotAnAirFile(f"cannot read {path}: not a regular file")
     with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise NotAnAirFile(f"cannot read {path}: not a regular file")
         if info.st_size > MAX_AIR_BYTES:
             raise NotAnAirFile(
                 f"{path} has {info.st_size} bytes, more than a protobuf message can hold ({MAX_AIR_BYTES})"
