@@ -175,7 +175,8 @@ def test_made_levels_are_private_whatever_the_umask(tmp_path: Path) -> None:
         artifact.make_private_levels(str(tmp_path / "root"), str(tmp_path / "root" / "a" / "b"))
     finally:
         os.umask(previous)
-    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in (tmp_path / "root", tmp_path / "root/a", tmp_path / "root/a/b")}
+    levels = (tmp_path / "root", tmp_path / "root/a", tmp_path / "root/a/b")
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in levels}
     assert set(modes.values()) == {"0o700"}, modes
 
 
