@@ -4,7 +4,9 @@
 first call. The first call resolves the cache path (`paths`), then either loads the file (warm: Dynamo's bytecode
 bound to the live method, the graph rebuilt by its compiler's loader; no tracing, no guards) or traces the method
 once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`). A second trace of
-the same function in the process (a recompile) deletes its cache folder and stops saving it.
+the same function in the process (a recompile) deletes its cache folder and stops saving it. When the real root or
+a level below it is not a folder of ours that no one else can write in, or a class or method name cannot be a
+folder, the call runs uncached (nothing read or written) with a warning that says why.
 """
 from __future__ import annotations
 
