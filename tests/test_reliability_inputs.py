@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import marshal
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -226,3 +227,27 @@ def test_weight_names_never_leave_the_rank_folder(tmp_path: Path, name: str) -> 
         dynamo_export(torch.randn(2), model=model, export_path=str(tmp_path / "out"))
     assert snapshot(tmp_path) == before, sorted(tmp_path.rglob("*"))
 
+
+
+@pytest.mark.reliability(
+    "Damaged folder: a FIFO or a plain file where a level of the cache should be (`<model_info>`, `<func>`, "
+    "`kernels`)",
+    "no hang: discarded with a warning (the entry removed) and rebuilt; outputs = plain method; one valid 0600 file",
+)
+@pytest.mark.parametrize("kind", ["FIFO", "file"])
+@pytest.mark.parametrize("level", ["<model_info>", "<func>", "kernels"])
+def test_non_directory_level_is_damage(tmp_path: Path, level: str, kind: str) -> None:
+    """CC-17: a non-directory at any level below the root is damage, never waited on."""
+    case = cold(tmp_path)
+    folder = {"<model_info>": case.path.parents[1], "<func>": case.path.parent,
+              "kernels": case.path.parent / "kernels"}[level]
+    if folder.exists():
+        shutil.rmtree(folder)
+    if kind == "FIFO":
+        os.mkfifo(folder, 0o600)
+    else:
+        folder.write_bytes(b"not a folder")
+    out, warned, traced, _ = call_again(case)
+    torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
+    assert traced == 1 and any("Discarding" in w and f"{folder} is not a directory" in w for w in warned), warned
+    assert_one_valid_cache(case.root)

@@ -206,6 +206,21 @@ def unsafe_level(root: str, folder: str) -> str | None:
     return None
 
 
+def damaged_level(root: str, folder: str) -> str | None:
+    """CC-17: the first level below `root` down to `folder` that is a file, FIFO, socket or device of ours where a
+    folder should be (damage: the caller may remove it), if every level above it is a trusted folder; else None."""
+    for level in private_levels(root, folder):
+        try:
+            info = os.lstat(level)
+        except FileNotFoundError:
+            return None
+        if folder_problem(level, info) is None:
+            continue
+        mine = info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode)
+        return level if mine and level != root else None
+    return None
+
+
 def make_private_levels(root: str, folder: str) -> None:
     """CC-11/CC-17: create the missing levels from `root` down to `folder`, each mode 0700, checking each one (made
     now or not) before going into it: `OSError` naming the level and the fix when one is not ours or writable by

@@ -175,7 +175,14 @@ class CachedFunction:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
-        problem = artifact.unsafe_level(self._root, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
+        kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
+        damaged = artifact.damaged_level(self._root, kernels)
+        if damaged is not None:
+            self._discard(path, f"{damaged} is not a directory", 4)
+            with contextlib.suppress(OSError):
+                os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
+            self._remove_func_dir()
+        problem = artifact.unsafe_level(self._root, kernels)
         if problem is not None:
             return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
