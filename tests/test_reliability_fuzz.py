@@ -4,10 +4,10 @@ The inputs keep a valid framing (the magic line, a JSON header, a JSON payload, 
 SHA-256 unless the example says otherwise; a ``ModelDef`` protobuf) and put hostile values inside: huge, negative,
 non-integer or wrongly typed lengths and versions, any JSON in place of any part of a real payload, shapes with
 huge, negative or very many dims, missing attributes, odd dtypes and file paths. Each example must end within its
-time bound (an alarm: a hang fails the test) with a result or the documented error: `readable_cache` returns text
-or raises `BrokenCacheError`; the lazy path returns the plain method's outputs; the inspector exits 0, 1 or 2
-(2 with an ``error:`` line). Any other exception is a failure. Each test prints the examples it ran and the
-longest time one took.
+time bound (an alarm: a hang fails the test; 20 s, or 120 s for a lazy-path example, which compiles) with a result
+or the documented error: `readable_cache` returns text or raises `BrokenCacheError`; the lazy path returns the
+plain method's outputs; the inspector exits 0, 1 or 2 (2 with an ``error:`` line). Any other exception is a
+failure. Each test prints the examples it ran and the longest time one took.
 """
 from __future__ import annotations
 
@@ -33,17 +33,19 @@ from torchair_ref.export import ge_ir
 from torchair_ref.export import inspect as air_inspect
 from torchair_ref.inference import artifact, cache_compile, readable_cache
 
-#: seconds one example may take before it counts as a hang
+#: seconds one example may take before it counts as a hang (a lazy-path example compiles: more on a loaded host)
 TIME_BOUND = 20
+COMPILE_TIME_BOUND = 120
 def fuzz(examples: int) -> settings:
     """The settings of a fuzzer: `examples` examples, no deadline (the time bound is `TIME_BOUND`), no database."""
     return settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
 class Timer:
-    """Counts examples and the longest one; each runs under `no_hang(TIME_BOUND)`."""
+    """Counts examples and the longest one; each runs under `no_hang(bound)`."""
 
-    def __init__(self) -> None:
+    def __init__(self, bound: int = TIME_BOUND) -> None:
+        self.bound = bound
         self.examples = 0
         self.longest = 0.0
         self.outcomes: dict[str, int] = {}
@@ -51,7 +53,7 @@ class Timer:
     @contextlib.contextmanager
     def example(self):
         started = time.monotonic()
-        with no_hang(TIME_BOUND):
+        with no_hang(self.bound):
             yield
         self.examples += 1
         self.longest = max(self.longest, time.monotonic() - started)
@@ -157,17 +159,17 @@ def test_fuzz_cache_file_readable(tmp_path: Path, valid_cache: bytes, record_pro
 
 @pytest.mark.reliability(
     "Hostile file, fuzzed for the lazy path: the same structure-aware hostile cache files at a real cache path",
-    "each example's first call returns the plain method's outputs (loaded or rebuilt with a warning) within 20 s; "
-    "no exception, no hang",
+    "each example's first call returns the plain method's outputs (loaded or rebuilt with a warning) within 120 s "
+    "(it compiles); no exception, no hang",
 )
 def test_fuzz_cache_file_lazy(tmp_path: Path, valid_cache: bytes, record_property: Callable) -> None:
     """CC-14, CC-17: the lazy path on structure-aware hostile cache files."""
-    timer = Timer()
+    timer = Timer(COMPILE_TIME_BOUND)
     expected = Net().forward(X).detach()
     first = cold(tmp_path / "layout")
     relative = first.path.relative_to(first.root)
 
-    @fuzz(budget("compile") * 2)
+    @fuzz(budget("compile"))
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         root = Path(tempfile.mkdtemp(dir=tmp_path))

@@ -262,6 +262,7 @@ class CachedFunction:
         function = self._method.__func__
         if payload["function"]["code_digest"] != code_digest(function.__code__):
             raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
+        check_input_records(payload["inputs"])
         boxed = compilers.load(payload["graph"], kernel_dir)
         graph = _FirstCallCheck(boxed, payload["inputs"])
         rebuilt, graph_name = bytecode.rebuild(bytecode.decode(payload["bytecode"]), payload["globals"], graph, function)
@@ -418,6 +419,25 @@ def check_inputs(args: tuple, inputs: list[dict]) -> None:
                     f"(input {meta['source']}; the cache was compiled for other shapes: call with the cached shapes, "
                     "or delete its folder to recompile)"
                 )
+
+
+def check_input_records(inputs: Any) -> None:
+    """CC-17: the recorded graph inputs are what `_describe_input` writes, else the cache is broken (checked when it
+    loads, so that an inconsistent record is rebuilt rather than failing the first call)."""
+    if not isinstance(inputs, list):
+        raise artifact.BrokenCacheError(f"the recorded graph inputs are a {type(inputs).__name__}, not a list")
+    for i, meta in enumerate(inputs):
+        if not (isinstance(meta, dict) and all(isinstance(meta.get(k), str) for k in ("kind", "source", "role"))):
+            raise artifact.BrokenCacheError(f"recorded graph input {i} is not a description of an input: {meta!r:.200}")
+        if meta["kind"] != "tensor":
+            continue
+        dtype = getattr(torch, str(meta.get("dtype", "")).removeprefix("torch."), None)
+        shape, stride = meta.get("shape"), meta.get("stride")
+        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
+            d is None or (type(d) is int and d >= 0) for d in shape + stride)
+        if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
+            raise artifact.BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
+                                            f"{meta!r:.200}")
 
 
 def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
