@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import hostile_shared_object
+from tests.faults import cache_files, hostile_shared_object
+from torchair_ref.inference import artifact
 
 pytestmark = [pytest.mark.slow, pytest.mark.inductor]
 
@@ -144,3 +145,22 @@ def test_fifo_kernel_swap_runs_no_foreign_code(tmp_path: Path, cache_program) ->
     assert not canary.exists(), "foreign code ran: the hostile kernel put at the FIFO's path was loaded"
     assert warm["outputs"] == cold["outputs"], (warm["outputs"], cold["outputs"])
     assert any("Discarding broken cache" in w and "not a regular file" in w for w in warm["warnings"]), warm["warnings"]
+
+
+@pytest.mark.reliability(
+    "Damaged file: a resealed Inductor record missing its first kernel entry (a declaration the record does not "
+    "know), `ge_cache=True`",
+    "every other declaration still gets its own kernel (bound by the SHA-256 of its source, never by position); "
+    "the missing one is rebuilt by Inductor; outputs = the cold run's",
+)
+def test_missing_kernel_entry_never_shifts_the_binding(tmp_path: Path, cache_program) -> None:
+    """CC-14: kernel i is never bound to kernel j's shared object, whatever the record lists."""
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor_cache")}
+    cold, kernels = _cold(tmp_path, cache_program, env)
+    (path,) = cache_files(tmp_path / ".torchair_cache")
+    payload = artifact.decode(path.read_bytes())
+    assert len(payload["graph"]["kernels"]) >= 2, payload["graph"]["kernels"]
+    payload["graph"]["kernels"].pop(0)
+    path.write_bytes(artifact.encode(payload))
+    warm = cache_program(JOB, tmp_path, env=env)
+    assert warm["outputs"] == cold["outputs"], (warm["outputs"], cold["outputs"])

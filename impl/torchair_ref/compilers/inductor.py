@@ -11,8 +11,8 @@ the record: the copy kept in the cache's `kernels/` folder (`ge_cache=True`, the
 the one Inductor left in its own cache. The file is opened without following links or waiting on a FIFO, checked
 (`fstat`: a regular file of ours), read and hashed from that descriptor, and those very bytes are loaded (from a
 sealed memfd): the path is never opened again, so swapping the file after the hash changes nothing. When neither
-is there, the kernel is rebuilt from the source in the wrapper by Inductor itself (slow, but correct). Triton kernels (CUDA) always go
-through Inductor's own loader.
+is there, the kernel is rebuilt from the source in the wrapper by Inductor itself (slow, but correct). Triton
+kernels (CUDA) always go through Inductor's own loader.
 
 Record: `{"compiler": "inductor", "source": str, "kernels": [{"source_sha256", "module", "so_sha256", "so_path",
 "file"}], "extern_kernels": [names], "inputs_to_check": [int]}`.
