@@ -251,3 +251,30 @@ def call_again(case: Case) -> tuple[torch.Tensor, list[str], int, str]:
     with pytest.warns(UserWarning) as caught, no_hang():
         out = cached(X)
     return out, [str(w.message) for w in caught], counters["stats"]["unique_graphs"] - before, cached.cache_file
+
+
+HOSTILE_C = """
+#include <stdio.h>
+__attribute__((constructor)) static void hostile(void) {
+    FILE *f = fopen(%s, "w");
+    if (f) fclose(f);
+}
+"""
+
+
+def hostile_shared_object(folder: Path, canary: Path) -> Path:
+    """A shared object whose constructor writes `canary` (shown live here, then the canary removed); skips without
+    a C compiler."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the hostile shared object (Inductor needs one too)")
+    source = folder / "hostile.c"
+    source.write_text(HOSTILE_C % ('"' + str(canary).replace("\\", "\\\\").replace('"', '\\"') + '"'))
+    hostile = folder / "hostile.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(hostile), str(source)], check=True)
+    import ctypes
+
+    ctypes.CDLL(str(shutil.copy(hostile, folder / "probe.so")))  # the canary is live
+    assert canary.exists(), "the hostile shared object does not write the canary"
+    canary.unlink()
+    return hostile

@@ -8,17 +8,15 @@ through a symlink, a kept kernel whose SHA-256 differs from the record.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Callable
 
 import pytest
 import torch
 
-from tests.faults import Case, Net, X, assert_one_valid_cache, call_again, cold, snapshot
+from tests.faults import Case, Net, X, assert_one_valid_cache, call_again, cold, hostile_shared_object, snapshot
 from torchair_ref.inference import artifact, readable_cache
 
 
@@ -113,15 +111,6 @@ def test_tampered_payload_never_runs(tmp_path: Path, crafted: str, api: str) -> 
     assert not canary.exists(), f"{crafted}: the crafted code ran ({api})"
 
 
-HOSTILE_C = """
-#include <stdio.h>
-__attribute__((constructor)) static void hostile(void) {
-    FILE *f = fopen(%s, "w");
-    if (f) fclose(f);
-}
-"""
-
-
 @pytest.mark.slow
 @pytest.mark.inductor
 @pytest.mark.reliability(
@@ -132,25 +121,15 @@ __attribute__((constructor)) static void hostile(void) {
 )
 def test_replaced_kernel_is_never_loaded(tmp_path: Path, cache_program) -> None:
     """CC-14, CC-17: a kept kernel whose bytes differ from the record is never dlopen'ed; the warm start stays right."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler to build the hostile shared object (Inductor needs one too)")
     canary = tmp_path / "canary"
-    source = tmp_path / "hostile.c"
-    source.write_text(HOSTILE_C % ('"' + str(canary).replace("\\", "\\\\").replace('"', '\\"') + '"'))
-    hostile = tmp_path / "hostile.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(hostile), str(source)], check=True)
-    ctypes.CDLL(str(shutil.copy(hostile, tmp_path / "probe.so")))  # the canary is live
-    assert canary.exists(), "the hostile shared object does not write the canary"
-    canary.unlink()
-
+    hostile = hostile_shared_object(tmp_path, canary)
     env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor_cache")}
     job = {"model": "mlp", "run_eagerly": False, "ge_cache": True, "calls": [{"method": "run", "batch": 3}]}
     cold_run = cache_program(job, tmp_path, env=env)
     kernels = sorted((tmp_path / ".torchair_cache").rglob("kernels/*.so"))
     assert kernels, f"no kept kernels: {sorted(p.name for p in (tmp_path / '.torchair_cache').rglob('*'))}"
     for kernel in kernels:
-        shutil.copy(hostile, kernel)
+        kernel.write_bytes(hostile.read_bytes())  # still a 0600 file of ours: only its bytes differ from the record
     warm = cache_program(job, tmp_path, env=env)
     assert not canary.exists(), "a replaced kernel was loaded: its constructor ran"
     assert warm["unique_graphs"] == 0, warm

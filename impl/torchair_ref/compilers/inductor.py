@@ -5,30 +5,37 @@ the record keeps Inductor's generated Python wrapper and, per C++ kernel, the di
 built shared object.
 
 Warm (`load`): the wrapper is run with small stand-ins for the few Inductor helpers it imports, so that a warm start
-imports neither Inductor nor Dynamo (about 2.5 s of imports on a CPU host). Each kernel is loaded straight from a
-shared object whose SHA-256 matches the record: the copy kept in the cache's `kernels/` folder (`ge_cache=True`,
-the analogue of GE's `.om` cache), else the one Inductor left in its own cache. When neither is there, the kernel
-is rebuilt from the source in the wrapper by Inductor itself (slow, but correct). Triton kernels (CUDA) always go
-through Inductor's own loader.
+imports neither Inductor nor Dynamo (about 2.5 s of imports on a CPU host). Each kernel declaration is bound to the
+record's kernel by the SHA-256 of its own C++ source, and loaded straight from a shared object whose SHA-256 matches
+the record: the copy kept in the cache's `kernels/` folder (`ge_cache=True`, the analogue of GE's `.om` cache), else
+the one Inductor left in its own cache. The file is opened without following links or waiting on a FIFO, checked
+(`fstat`: a regular file of ours), read and hashed from that descriptor, and those very bytes are loaded (from a
+sealed memfd): the path is never opened again, so swapping the file after the hash changes nothing. When neither
+is there, the kernel is rebuilt from the source in the wrapper by Inductor itself (slow, but correct). Triton
+kernels (CUDA) always go through Inductor's own loader.
 
 Record: `{"compiler": "inductor", "source": str, "kernels": [{"source_sha256", "module", "so_sha256", "so_path",
 "file"}], "extern_kernels": [names], "inputs_to_check": [int]}`.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
 import os
 import re
 import sys
+import tempfile
 import types
 from typing import Any, Callable
 
 import torch
 
 from torchair_ref.compilers import CompiledGraph
+from torchair_ref.inference import artifact
 
 #: import lines of Inductor's wrapper that the warm loader replaces, line -> name bound in the wrapper's namespace
 _SHIMMED_IMPORTS = {
@@ -39,11 +46,29 @@ _SHIMMED_IMPORTS = {
     "from torch._inductor.select_algorithm import extern_kernels": "extern_kernels",
 }
 _ALIGN_BYTES = 64
+_MAX_KERNEL_BYTES = 256 << 20
+#: memfds of the kernels loaded from memory, open for the life of the process (see `_load_extension`)
+_LOADED_IMAGES: list[int] = []
 _KERNEL_DECLARATION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.MULTILINE)
 
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def kernel_sources(wrapper: str) -> dict[str, str]:
+    """The C++ source of each `name = async_compile.cpp_pybinding(argtypes, r'''source''')` of a wrapper, by name
+    (the warm loader binds each declaration to the kernel whose recorded source digest it has)."""
+    found = {}
+    for node in ast.walk(ast.parse(wrapper)):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "cpp_pybinding"
+                and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)
+                and isinstance(call.args[1].value, str)):
+            found[node.targets[0].id] = call.args[1].value
+    return found
 
 
 def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwargs: Any) -> tuple[Any, CompiledGraph]:
@@ -57,6 +82,7 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
         return output, CompiledGraph(boxed=output, record={}, uncacheable="Inductor produced no Python wrapper")
     scope = getattr(getattr(call, "__func__", call), "__globals__", {})
     kernels, files, problem = [], {}, None
+    sources = kernel_sources(source)
     for name in _KERNEL_DECLARATION.findall(source):
         obj = scope.get(name)
         module = getattr(obj, "__self__", None)
@@ -64,9 +90,13 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
         if not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
             problem = f"kernel {name} is not a loaded shared object"
             continue
+        if name not in sources:
+            problem = f"the source of kernel {name} is not a string literal in Inductor's wrapper"
+            continue
         with open(so_path, "rb") as handle:
             so_bytes = handle.read()
-        entry = {"name": name, "module": module.__name__, "so_sha256": sha256_bytes(so_bytes), "so_path": so_path}
+        entry = {"name": name, "module": module.__name__, "source_sha256": sha256_bytes(sources[name].encode()),
+                 "so_sha256": sha256_bytes(so_bytes), "so_path": so_path}
         if keep_kernels:
             entry["file"] = entry["so_sha256"][:40] + ".so"
             files[entry["file"]] = so_bytes
@@ -91,13 +121,12 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
 
 def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
     """CC-14: run Inductor's wrapper with local stand-ins; kernels from verified shared objects."""
-    kernels = {k["name"]: k for k in record["kernels"]}
     namespace: dict[str, Any] = {
         "__name__": "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16],
         "run_intermediate_hooks": _run_intermediate_hooks,
         "maybe_profile": _maybe_profile,
         "align": _align,
-        "AsyncCompile": lambda: _AsyncCompile(kernels, kernel_dir),
+        "AsyncCompile": lambda: _AsyncCompile(record["kernels"], kernel_dir),
         "extern_kernels": _extern_kernels(record["extern_kernels"]),
     }
     lines = []
@@ -148,16 +177,14 @@ def _extern_kernels(names: list[str] | None) -> Any:
 class _AsyncCompile:
     """Stand-in for Inductor's AsyncCompile: C++ kernels come from verified shared objects, the rest from Inductor."""
 
-    def __init__(self, kernels: dict[str, dict], kernel_dir: str) -> None:
-        self._kernels = list(kernels.values())
-        self._next = 0
+    def __init__(self, kernels: list[dict], kernel_dir: str) -> None:
+        # Each declaration is bound by the digest of its own source, never by its place among the declarations.
+        self._kernels = {k["source_sha256"]: k for k in kernels if isinstance(k.get("source_sha256"), str)}
         self._kernel_dir = kernel_dir
         self._real: Any = None
 
     def cpp_pybinding(self, argtypes: list[str], source: str) -> Any:
-        # Kernels are declared in the wrapper in the order the record lists them.
-        entry = self._kernels[self._next] if self._next < len(self._kernels) else None
-        self._next += 1
+        entry = self._kernels.get(sha256_bytes(source.encode()))
         loaded = _load_kernel(entry, self._kernel_dir) if entry else None
         if loaded is not None:
             return loaded
@@ -179,16 +206,23 @@ class _AsyncCompile:
 
 
 def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
-    """Load one kernel's shared object if a copy with the recorded digest exists; None otherwise."""
+    """CC-14/CC-17: the kernel of the first copy of its shared object whose SHA-256 matches the record, loaded from
+    the very bytes that were hashed; None when no copy matches (Inductor then rebuilds it from its source).
+
+    The copy kept in the cache (`kernels/`) must be a regular 0600 file of ours: anything else there is damage
+    (`BrokenCacheError`; the cache is then discarded). The one in Inductor's own cache is skipped unless it is a
+    regular file of ours that no one else can write.
+    """
     candidates = []
     if entry.get("file"):
-        candidates.append(os.path.join(kernel_dir, entry["file"]))
-    candidates.append(entry["so_path"])
-    for path in candidates:
+        candidates.append((os.path.join(kernel_dir, entry["file"]), artifact.check_owned_private, True))
+    candidates.append((entry["so_path"], artifact.check_owned_unshared, False))
+    for path, check, kept in candidates:
         try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except OSError:
+            data = artifact.read_checked(path, what="kernel", limit=_MAX_KERNEL_BYTES, check=check)
+        except artifact.BrokenCacheError as exc:
+            if kept and not isinstance(exc.__cause__, FileNotFoundError):
+                raise
             continue
         if sha256_bytes(data) != entry["so_sha256"]:
             continue
@@ -198,10 +232,43 @@ def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
             os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = str(
                 torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr
             )
-            loader = importlib.machinery.ExtensionFileLoader(module_name, path)
-            spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
+            module = _load_extension(module_name, data)
             sys.modules[module_name] = module
         return module.kernel
     return None
+
+
+def _load_extension(module_name: str, data: bytes) -> types.ModuleType:
+    """Load the extension module `module_name` from `data`: a sealed memfd (`/proc/self/fd/N`), else a copy in a
+    fresh private folder; never from a path anyone else could change between the hash and the load."""
+    try:
+        fd = os.memfd_create("torchair_ref_kernel", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except (AttributeError, OSError):
+        with tempfile.TemporaryDirectory(prefix="torchair_ref_kernel_") as private:  # mode 0700
+            path = os.path.join(private, module_name + ".so")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            return _exec_extension(module_name, path)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
+                    | fcntl.F_SEAL_SEAL)
+        module = _exec_extension(module_name, f"/proc/self/fd/{fd}")
+    except BaseException:
+        os.close(fd)
+        raise
+    # The descriptor stays open: the dynamic linker knows a loaded object by its path, so a later kernel loaded
+    # through the same /proc/self/fd/N would be handed this one (every kernel's init function is PyInit_kernel).
+    _LOADED_IMAGES.append(fd)
+    return module
+
+
+def _exec_extension(module_name: str, path: str) -> types.ModuleType:
+    loader = importlib.machinery.ExtensionFileLoader(module_name, path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module

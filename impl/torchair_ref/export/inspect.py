@@ -6,15 +6,18 @@ checked: it must exist and hold ``prod(shape) * itemsize`` bytes. A relative ``f
 directory of the ``.air`` file (an absolute one, as ``dynamo_export`` writes, is used as is).
 
 Exit status: 0 when the file reads and every weight file checks out, 1 when a weight file is missing or has the
-wrong size, 2 when the file cannot be read as a GE IR ``ModelDef`` (the message says why).
+wrong size, 2 when the file cannot be read as a GE IR ``ModelDef`` or is malformed (the message says why): not a
+regular file, over protobuf's 2 GiB, not a protobuf, no graph, a weight with no shape or dtype, a shape of more
+than 64 dims, a negative weight dim, or a weight of more than 2**63 - 1 elements. Hostile files are read in time
+linear in their size.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
+import stat
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -23,6 +26,14 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from . import ge_ir
+
+
+#: protobuf's limit on one message
+MAX_AIR_BYTES = 2**31 - 1
+#: the most dims a shape may have (GE's limit is far lower; this bounds the work a hostile file can ask for)
+MAX_DIMS = 64
+#: the most elements a weight may have (int64)
+MAX_ELEMENTS = 2**63 - 1
 
 
 class NotAnAirFile(ValueError):
@@ -69,10 +80,23 @@ def _desc_dtype_name(value: int) -> str:
 def read_model(path: str) -> Any:
     """Parse ``path`` as a ModelDef; NotAnAirFile when it cannot be read or holds no graph."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # O_NONBLOCK: a FIFO is refused below instead of waited on.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise NotAnAirFile(f"cannot read {path}: {e.strerror or e}") from e
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise NotAnAirFile(f"cannot read {path}: not a regular file")
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size > MAX_AIR_BYTES:
+            raise NotAnAirFile(
+                f"{path} has {info.st_size} bytes, more than a protobuf message can hold ({MAX_AIR_BYTES})"
+            )
+        try:
+            data = f.read(MAX_AIR_BYTES + 1)
+        except OSError as e:
+            raise NotAnAirFile(f"cannot read {path}: {e.strerror or e}") from e
     model = ge_ir.ModelDef()
     try:
         model.ParseFromString(data)
@@ -83,15 +107,37 @@ def read_model(path: str) -> Any:
     return model
 
 
+def _shape(op: Any, dims: Any, what: str) -> list[int]:
+    """The dims of ``op`` as a list, refused (NotAnAirFile) past ``MAX_DIMS`` before anything else is done with them."""
+    if len(dims) > MAX_DIMS:
+        raise NotAnAirFile(f"op {op.name!r} ({op.type}) has a {what} of {len(dims)} dims; GE allows at most {MAX_DIMS}")
+    return list(dims)
+
+
+def _numel(op: Any, shape: list[int]) -> int:
+    """The element count of a weight's shape; NotAnAirFile for a negative dim or a count past int64."""
+    numel = 1
+    for dim in shape:
+        if dim < 0:
+            raise NotAnAirFile(f"weight {op.name!r} ({op.type}) has a negative dim in its shape {shape}")
+        numel *= dim
+        if numel > MAX_ELEMENTS:
+            raise NotAnAirFile(f"weight {op.name!r} ({op.type}) has more than {MAX_ELEMENTS} elements (shape {shape})")
+    return numel
+
+
 def _weight(op: Any, air_dir: str) -> WeightInfo:
     if op.type == "Const":
         desc = op.attr["value"].t.desc if "value" in op.attr else (op.output_desc[0] if op.output_desc else None)
-        dtype, shape = (desc.dtype, list(desc.shape.dim)) if desc is not None else (0, [])
+        dtype, shape = (desc.dtype, _shape(op, desc.shape.dim, "shape")) if desc is not None else (0, [])
         data_len = len(op.attr["value"].t.data) if "value" in op.attr else 0
         name = ge_ir.proto_dtype_name(dtype)
-        expected = ge_ir.dtype_nbytes(name, math.prod(shape))
+        expected = ge_ir.dtype_nbytes(name, _numel(op, shape))
         return WeightInfo(op.name, "Const", _dtype_name(name, dtype), shape, expected, ok=expected in (None, data_len))
-    shape = list(op.attr["shape"].list.i) if "shape" in op.attr else list(op.output_desc[0].shape.dim)
+    if not op.output_desc and not ("shape" in op.attr and "dtype" in op.attr):
+        raise NotAnAirFile(f"FileConstant {op.name!r} has neither shape and dtype attrs nor an output description")
+    dims = op.attr["shape"].list.i if "shape" in op.attr else op.output_desc[0].shape.dim
+    shape = _shape(op, dims, "shape")
     # The dtype attr is a dt attr (GE's C++ numbering); the output desc uses the protobuf enum (GE_IR.md).
     if "dtype" in op.attr:
         dtype = op.attr["dtype"].dt
@@ -101,7 +147,7 @@ def _weight(op: Any, air_dir: str) -> WeightInfo:
         name = ge_ir.proto_dtype_name(dtype)
     raw = op.attr["file_path"].s.decode("utf-8", "replace") if "file_path" in op.attr else ""
     path = raw if os.path.isabs(raw) else os.path.join(air_dir, raw)
-    expected = ge_ir.dtype_nbytes(name, math.prod(shape))
+    expected = ge_ir.dtype_nbytes(name, _numel(op, shape))
     size = os.path.getsize(path) if raw and os.path.isfile(path) else None
     ok = size is not None and expected in (None, size)
     return WeightInfo(op.name, "FileConstant", _dtype_name(name, dtype), shape, expected, path, size, ok)
@@ -117,9 +163,8 @@ def summarize(path: str) -> Summary:
         if op.type == "Data":
             desc = op.output_desc[0] if op.output_desc else ge_ir.TensorDescriptor()
             index = op.attr["index"].i if "index" in op.attr else None
-            inputs.append(
-                {"name": op.name, "index": index, "dtype": _desc_dtype_name(desc.dtype), "shape": list(desc.shape.dim)}
-            )
+            inputs.append({"name": op.name, "index": index, "dtype": _desc_dtype_name(desc.dtype),
+                           "shape": _shape(op, desc.shape.dim, "shape")})
     dtypes = Counter(_desc_dtype_name(d.dtype) for op in graph.op for d in op.output_desc)
     return Summary(
         path=path,
@@ -170,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarize(options.air)
     except NotAnAirFile as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (ArithmeticError, LookupError, TypeError, ValueError, RecursionError) as e:  # a malformed file, whatever
+        print(f"error: {options.air} is a malformed GE IR ModelDef ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     if options.json:
         print(json.dumps({**asdict(summary), "ok": summary.ok}, indent=2))

@@ -8,7 +8,8 @@ one weight), the weights go to files iff ``graph bytes + weight bytes > threshol
 Weight file format (documented here, made by ``weight_file_outputs``): the tensor's elements in C order and the
 machine's native byte order, no header; bfloat16 and other types numpy lacks are written as their raw storage.
 The file is named by the weight's fqn with ``.`` replaced by ``_`` and lies in the rank's directory; the
-``FileConstant``'s ``file_path`` attr holds its absolute path.
+``FileConstant``'s ``file_path`` attr holds its absolute path. A name that would leave that directory (one holding a
+path separator, such as a parameter named like an absolute path) is refused with a ValueError.
 """
 
 from __future__ import annotations
@@ -56,6 +57,13 @@ def externalize(graph_bytes: int, weight_bytes: int, threshold: int) -> bool:
 def weight_file_name(fqn: str) -> str:
     """EX-6: the weight file's name for a parameter or buffer fqn."""
     return fqn.replace(".", "_")
+
+
+def is_plain_file_name(name: str) -> bool:
+    """EX-6: True when `name` names a file in the folder it is joined to (no separator, not '.' or '..', no NUL)."""
+    return name not in ("", os.curdir, os.pardir) and not any(
+        sep and sep in name for sep in (os.sep, os.altsep, "\0")
+    )
 
 
 @dataclass(frozen=True)
@@ -141,8 +149,15 @@ def place_weights(graph: Any, weights: list[Weight], weight_dir: str, *, graph_b
         return []
     files: list[tuple[str, Weight]] = []
     owners: dict[str, str] = {}
+    folder = os.path.abspath(weight_dir)
     for weight in weights:
-        path = os.path.join(os.path.abspath(weight_dir), weight_file_name(weight.fqn))
+        path = os.path.join(folder, weight_file_name(weight.fqn))
+        if not is_plain_file_name(weight_file_name(weight.fqn)) or os.path.dirname(path) != folder:
+            raise ValueError(
+                f"weight {weight.fqn!r} cannot be written to a file in {folder}: its file name "
+                f"{weight_file_name(weight.fqn)!r} is empty, '.', '..', or holds a path separator or NUL; rename the "
+                "parameter or buffer"
+            )
         if path in owners:
             raise ValueError(
                 f"weights {owners[path]!r} and {weight.fqn!r} would both be written to {path} (fqn with '.' -> '_'); "

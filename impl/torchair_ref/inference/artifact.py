@@ -14,8 +14,11 @@ disk and renamed over the target, so a killed writer never leaves a file that lo
 last rename wins with a whole file. A writer holds an flock on its temporary file until the rename; the next write
 of the same target removes the temporary files whose lock is free, i.e. those of writers that were killed.
 A reader refuses (`BrokenCacheError`) a symlink, anything but a regular file (a FIFO without waiting on it), a file
-owned by someone else, a mode other than 0600, a bad magic, header (deeply nested JSON included), length or
-checksum, and another format version.
+owned by someone else, a mode other than 0600, a file over `MAX_FILE_BYTES` (seen by `fstat` before anything is
+read), a bad magic, header (deeply nested JSON included), length or checksum, and another format version. A file
+is read from one descriptor, checked there, never by its path again (`read_checked`, kept kernels too). The cache
+root and every folder below it must be directories of the current user that no one else can write in
+(`unsafe_level`); the writer creates them with mode 0700 and checks them again after creating them.
 """
 from __future__ import annotations
 
@@ -29,13 +32,15 @@ import platform
 import stat
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 MAGIC = b"TORCHAIR_REF_CACHE\n"
 FORMAT_VERSION = 1
 _MAX_HEADER_BYTES = 4096
+#: the largest cache or kernel file read (checked with fstat before reading; read at most this many bytes)
+MAX_FILE_BYTES = 1 << 30
 KERNEL_DIR = "kernels"
 _TEMP_SUFFIX = ".tmp"
 
@@ -99,22 +104,47 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
 
 def read(path: str) -> dict[str, Any]:
     """CC-14/CC-17/RC-1: read and check a cache file; raises `BrokenCacheError` with the reason."""
+    return decode(read_checked(path, what="cache file"), f"cache file {path}")
+
+
+def read_checked(
+    path: str, *, what: str = "cache file", limit: int = MAX_FILE_BYTES,
+    check: Callable[[str, os.stat_result], None] | None = None,
+) -> bytes:
+    """CC-17: the bytes of `path`, read from one descriptor that was checked, never by the path again.
+
+    The file is opened with `O_NOFOLLOW | O_NONBLOCK` (a symlink is refused, a FIFO is never waited on), `fstat`ed
+    and checked (`check`, by default `check_owned_private`), its size compared with `limit` before anything is
+    read, and at most `limit` bytes are read. Every failure is a `BrokenCacheError` naming the file; a missing file
+    is one whose `__cause__` is a `FileNotFoundError`.
+    """
     try:
-        # O_NONBLOCK: opening a FIFO put where the file should be would otherwise wait forever for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if os.path.islink(path):
-            raise BrokenCacheError(f"cache file {path} is a symlink") from exc
-        raise BrokenCacheError(f"cache file {path} cannot be opened: {exc}") from exc
+            raise BrokenCacheError(f"{what} {path} is a symlink") from exc
+        raise BrokenCacheError(f"{what} {path} cannot be opened: {exc}") from exc
     try:
-        # Before fdopen, which refuses a directory with an error that names the descriptor, not the path.
-        check_owned_private(path, os.fstat(fd))
-    except BaseException:
+        info = os.fstat(fd)
+        (check or check_owned_private)(path, info)
+        if info.st_size > limit:
+            raise BrokenCacheError(
+                f"{what} {path} has {info.st_size} bytes, more than the {limit} a torchair_ref cache file may have"
+            )
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise BrokenCacheError(f"{what} {path} cannot be read: {exc}") from exc
+    finally:
         os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read()
-    return decode(data, f"cache file {path}")
+    if total > limit:
+        raise BrokenCacheError(f"{what} {path} grew past {limit} bytes while it was read")
+    return b"".join(chunks)
 
 
 def check_owned_private(path: str, info: os.stat_result) -> None:
@@ -126,6 +156,84 @@ def check_owned_private(path: str, info: os.stat_result) -> None:
     mode = stat.S_IMODE(info.st_mode)
     if mode != 0o600:
         raise BrokenCacheError(f"{path} has mode {mode:04o}; a cache file must have mode 0600")
+
+
+def check_owned_unshared(path: str, info: os.stat_result) -> None:
+    """CC-17: a regular file, owned by the current user, writable by no one else (a file of Inductor's own cache)."""
+    if not stat.S_ISREG(info.st_mode):
+        raise BrokenCacheError(f"{path} is not a regular file")
+    if info.st_uid != os.geteuid():
+        raise BrokenCacheError(f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()})")
+    if info.st_mode & 0o022:
+        raise BrokenCacheError(f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: writable by group or others")
+
+
+def folder_problem(path: str, info: os.stat_result) -> str | None:
+    """CC-17: why the cache folder `path` (lstat'ed as `info`) cannot be trusted, or None: it must be a real
+    directory, owned by the current user, writable by no one else. The reason names the folder and the fix."""
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a symlink; remove it (the levels below the cache root are never followed)"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory; remove it"
+    if info.st_uid != os.geteuid():
+        return (f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()}); "
+                "remove it, or use a cache_dir of your own")
+    if info.st_mode & 0o022:
+        mode = stat.S_IMODE(info.st_mode)
+        return f"{path} has mode {mode:04o}: others can write in it; run `chmod go-w {path}` (or chmod 700 it)"
+    return None
+
+
+def private_levels(root: str, folder: str) -> list[str]:
+    """The root and each folder below it down to `folder` (which must be below `root`), in order."""
+    levels = [root]
+    for part in os.path.relpath(folder, root).split(os.sep):
+        if part != os.curdir:
+            levels.append(os.path.join(levels[-1], part))
+    return levels
+
+
+def unsafe_level(root: str, folder: str) -> str | None:
+    """CC-17: the reason the first existing level from `root` down to `folder` cannot be trusted, or None."""
+    for level in private_levels(root, folder):
+        try:
+            info = os.lstat(level)
+        except FileNotFoundError:
+            return None
+        problem = folder_problem(level, info)
+        if problem is not None:
+            return problem
+    return None
+
+
+def damaged_level(root: str, folder: str) -> str | None:
+    """CC-17: the first level below `root` down to `folder` that is a file, FIFO, socket or device of ours where a
+    folder should be (damage: the caller may remove it), if every level above it is a trusted folder; else None."""
+    for level in private_levels(root, folder):
+        try:
+            info = os.lstat(level)
+        except FileNotFoundError:
+            return None
+        if folder_problem(level, info) is None:
+            continue
+        mine = info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode)
+        return level if mine and level != root else None
+    return None
+
+
+def make_private_levels(root: str, folder: str) -> None:
+    """CC-11/CC-17: create the missing levels from `root` down to `folder`, each mode 0700, checking each one (made
+    now or not) before going into it: `OSError` naming the level and the fix when one is not ours or writable by
+    others."""
+    parent = os.path.dirname(root)
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent, exist_ok=True)  # the caller's folders above the root
+    for level in private_levels(root, folder):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(level, 0o700)
+        problem = folder_problem(level, os.lstat(level))
+        if problem is not None:  # checked before anything is made inside it
+            raise OSError(f"the cache folder cannot be trusted: {problem}")
 
 
 def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> None:

@@ -138,10 +138,17 @@ def _constant_from_data(value: dict[str, Any]) -> Any:
 
 def _put_back(code: types.CodeType, at: list[int], index: int, value: Any) -> types.CodeType:
     consts = list(code.co_consts)
+    position = at[0] if at else index
+    if type(position) is not int or not 0 <= position < len(consts):
+        raise ValueError(f"constant position {position!r} is outside {code.co_name}'s {len(consts)} constants")
     if at:
-        consts[at[0]] = _put_back(consts[at[0]], at[1:], index, value)
+        if not isinstance(consts[position], types.CodeType):
+            raise ValueError(f"constant {position} of {code.co_name} is not a code object")
+        consts[position] = _put_back(consts[position], at[1:], index, value)
+    elif consts[position] is not None:
+        raise ValueError(f"constant {position} of {code.co_name} was not set aside (it is {consts[position]!r})")
     else:
-        consts[index] = value
+        consts[position] = value
     return code.replace(co_consts=tuple(consts))
 
 

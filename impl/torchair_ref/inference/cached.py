@@ -4,7 +4,9 @@
 first call. The first call resolves the cache path (`paths`), then either loads the file (warm: Dynamo's bytecode
 bound to the live method, the graph rebuilt by its compiler's loader; no tracing, no guards) or traces the method
 once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`). A second trace of
-the same function in the process (a recompile) deletes its cache folder and stops saving it.
+the same function in the process (a recompile) deletes its cache folder and stops saving it. When the real root or
+a level below it is not a folder of ours that no one else can write in, or a class or method name cannot be a
+folder, the call runs uncached (nothing read or written) with a warning that says why.
 """
 from __future__ import annotations
 
@@ -165,18 +167,38 @@ class CachedFunction:
     # -- first call -------------------------------------------------------------------------------------------
 
     def _first_call(self, args: tuple, kwargs: dict) -> Any:
-        self._path = path = self._resolve_path()
+        try:
+            self._path = path = self._resolve_path()
+        except paths.UnusableNameError as exc:
+            return self._run_uncached(str(exc), args, kwargs)
         link = self._symlink_below_root()
         if link is not None:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
+        kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
+        damaged = artifact.damaged_level(self._root, kernels)
+        if damaged is not None:
+            self._discard(path, f"{damaged} is not a directory", 4)
+            with contextlib.suppress(OSError):
+                os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
+            self._remove_func_dir()
+        problem = artifact.unsafe_level(self._root, kernels)
+        if problem is not None:
+            return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
             warm = self._try_load(path)
             if warm is not None:
                 self._call = warm
                 return warm(*args, **kwargs)
         return self._compile_and_run(path, args, kwargs)
+
+    def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
+        """CC-17: compile and run without reading or writing any cache file, saying why (log and warning)."""
+        self._path = None
+        logger.warning("%s runs without its cache: %s", self.__qualname__, reason)
+        warnings.warn(f"{self.__qualname__} runs without its cache: {reason}", UserWarning, stacklevel=4)
+        return self._compile_and_run(None, args, kwargs)
 
     def _resolve_path(self) -> str:
         """CC-7/CC-8: read cwd, TORCHAIR_CACHE_HOME and torch.distributed now, once."""
@@ -229,6 +251,7 @@ class CachedFunction:
         """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
         caller's first call: `stacklevel` counts the frames between it and here)."""
         kind = "stale" if isinstance(reason, artifact.StaleCacheError) else "broken"
+        reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
@@ -241,6 +264,7 @@ class CachedFunction:
         function = self._method.__func__
         if payload["function"]["code_digest"] != code_digest(function.__code__):
             raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
+        check_input_records(payload["inputs"])
         boxed = compilers.load(payload["graph"], kernel_dir)
         graph = _FirstCallCheck(boxed, payload["inputs"])
         rebuilt, graph_name = bytecode.rebuild(bytecode.decode(payload["bytecode"]), payload["globals"], graph, function)
@@ -249,7 +273,7 @@ class CachedFunction:
 
     # -- cold path --------------------------------------------------------------------------------------------
 
-    def _compile_and_run(self, path: str, args: tuple, kwargs: dict) -> Any:
+    def _compile_and_run(self, path: str | None, args: tuple, kwargs: dict) -> Any:
         function = self._method.__func__
         # A fresh code object: Dynamo's cache (and our trace count) then belongs to this CachedFunction alone.
         traced = types.FunctionType(
@@ -265,7 +289,7 @@ class CachedFunction:
         call = _inference(compiled)
         self._call = call
         result = call(*args, **kwargs)
-        if self._traces == 1:
+        if self._traces == 1 and path is not None:
             self._save(path, traced.__code__)
         return result
 
@@ -309,6 +333,8 @@ class CachedFunction:
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code)
+            folder = os.path.dirname(path)
+            artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
             artifact.write(path, payload, files)
         except bytecode.UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
@@ -395,6 +421,25 @@ def check_inputs(args: tuple, inputs: list[dict]) -> None:
                     f"(input {meta['source']}; the cache was compiled for other shapes: call with the cached shapes, "
                     "or delete its folder to recompile)"
                 )
+
+
+def check_input_records(inputs: Any) -> None:
+    """CC-17: the recorded graph inputs are what `_describe_input` writes, else the cache is broken (checked when it
+    loads, so that an inconsistent record is rebuilt rather than failing the first call)."""
+    if not isinstance(inputs, list):
+        raise artifact.BrokenCacheError(f"the recorded graph inputs are a {type(inputs).__name__}, not a list")
+    for i, meta in enumerate(inputs):
+        if not (isinstance(meta, dict) and all(isinstance(meta.get(k), str) for k in ("kind", "source", "role"))):
+            raise artifact.BrokenCacheError(f"recorded graph input {i} is not a description of an input: {meta!r:.200}")
+        if meta["kind"] != "tensor":
+            continue
+        dtype = getattr(torch, str(meta.get("dtype", "")).removeprefix("torch."), None)
+        shape, stride = meta.get("shape"), meta.get("stride")
+        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
+            d is None or (type(d) is int and d >= 0) for d in shape + stride)
+        if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
+            raise artifact.BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
+                                            f"{meta!r:.200}")
 
 
 def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = [
     "CACHE_HOME_ENV",
+    "UnusableNameError",
     "resolve_root",
     "cache_tags",
     "npu_deterministic_level",
@@ -25,6 +26,10 @@ CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
 _DEFAULT_DIRNAME = ".torchair_cache"
 _FILE_NAME = "compiled_module"
 _MODES = ("max-autotune", "reduce-overhead")
+
+
+class UnusableNameError(ValueError):
+    """A class, method or other name that cannot be one directory of the cache path (the call then runs uncached)."""
 
 
 def resolve_root(cache_dir: str | os.PathLike[str] | None, *, env: Mapping[str, str], cwd: str) -> str:
@@ -125,5 +130,5 @@ def _check_component(name: str, value: str) -> None:
         raise TypeError(f"{name} must be a str, got {value!r} ({type(value).__name__})")
     seps = [s for s in (os.sep, os.altsep) if s]
     if value in ("", ".", "..") or any(s in value for s in seps) or "\0" in value:
-        raise ValueError(f"{name} {value!r} cannot be used as a directory name: it must be non-empty, not '.' or "
-                         f"'..', and contain no path separator or NUL")
+        raise UnusableNameError(f"{name} {value!r} cannot be used as a directory name: it must be non-empty, not "
+                                f"'.' or '..', and contain no path separator or NUL")

@@ -28,7 +28,7 @@ def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file
     try:
         text = render(payload)
         code = graph_code(payload["graph"])
-    except (KeyError, TypeError, ValueError, EOFError, AttributeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any inconsistency of a checksummed payload (CC-17)
         raise artifact.BrokenCacheError(
             f"cache file {cache_bin} passes its checksum but does not hold a torchair_ref cache payload "
             f"({type(exc).__name__}: {exc})"
