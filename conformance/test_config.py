@@ -79,7 +79,7 @@ def test_unknown_options_raise_naming_the_option(impl, data):
 
 
 @pytest.mark.clause("CF-2")
-@given(options=cst.config_options(modes=cst.MODES, eager=False), data=st.data())
+@given(options=cst.config_options(modes=cst.MODES), data=st.data())
 @settings(max_examples=profiles.examples("cheap"))
 def test_configs_with_equal_values_are_equal_however_built(impl, options, data):
     reordered = data.draw(st.permutations(options), label="same_assignments_reordered")
@@ -97,7 +97,7 @@ def test_two_default_configs_are_equal(impl):
 
 
 @pytest.mark.clause("CF-2")
-@given(options=cst.config_options(modes=cst.MODES, eager=False), data=st.data())
+@given(options=cst.config_options(modes=cst.MODES), data=st.data())
 @settings(max_examples=profiles.examples("cheap"))
 def test_configs_differing_in_one_option_are_unequal(impl, options, data):
     path = data.draw(st.sampled_from(sorted(OPTION_VALUES)), label="changed_option")
@@ -109,7 +109,7 @@ def test_configs_differing_in_one_option_are_unequal(impl, options, data):
 
 
 @pytest.mark.clause("CF-3")
-@given(options=cst.config_options(modes=cst.MODES, eager=False))
+@given(options=cst.config_options(modes=cst.MODES))
 @settings(max_examples=profiles.examples("cheap"))
 def test_as_dict_is_two_dicts_of_strings(impl, options):
     result = harness.make_config(impl, options).as_dict()
@@ -121,7 +121,7 @@ def test_as_dict_is_two_dicts_of_strings(impl, options):
 
 
 @pytest.mark.clause("CF-3")
-@given(options=cst.config_options(modes=cst.MODES, eager=False), data=st.data())
+@given(options=cst.config_options(modes=cst.MODES), data=st.data())
 @settings(max_examples=profiles.examples("cheap"))
 def test_export_flags_are_not_in_the_options_string(impl, options, data):
     flag = data.draw(st.sampled_from(cst.EXPORT_FLAGS), label="export_flag")
@@ -133,7 +133,7 @@ def test_export_flags_are_not_in_the_options_string(impl, options, data):
 
 
 @pytest.mark.clause("CF-3")
-@given(options=cst.config_options(modes=cst.MODES, eager=False))
+@given(options=cst.config_options(modes=cst.MODES))
 @settings(max_examples=profiles.examples("cheap"))
 def test_mode_is_in_the_options_string(impl, options):
     mode = cst.mode_of(options)
@@ -145,7 +145,7 @@ def test_mode_is_in_the_options_string(impl, options):
 
 
 @pytest.mark.clause("CF-4")
-@given(options=st.one_of(st.none(), cst.config_options(modes=cst.MODES, eager=False)))
+@given(options=st.one_of(st.none(), cst.config_options(modes=cst.MODES)))
 @settings(max_examples=profiles.examples("cheap"))
 def test_get_npu_backend_is_a_partial_carrying_the_config(impl, options):
     config = None if options is None else harness.make_config(impl, options)
