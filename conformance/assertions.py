@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -13,7 +14,8 @@ from typing import Any, Collection, Iterable, List, Mapping, Optional, Sequence,
 import torch
 
 from conformance import ge_ir
-from conformance.exports import files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file, tensor_bytes
+from conformance.exports import (OPTIONS_JSON_SHAPE, files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file,
+                                 tensor_bytes)
 from conformance.harness import Captured, cache_files
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "assert_weights_inline",
     "assert_weights_in_files",
     "assert_pbtxt_matches",
+    "assert_options_json",
 ]
 
 
@@ -162,7 +165,8 @@ def assert_data_ops(graph: Any, expected: Sequence[Tuple[int, Sequence[int]]], *
     found = sorted((op.output_desc[0].dtype if op.output_desc else None,
                     list(op.output_desc[0].shape.dim) if op.output_desc else None) for op in data)
     want = sorted((dtype, list(dims)) for dtype, dims in expected)
-    readable = lambda pairs: [(ge_ir.dtype_name(d) if d is not None else None, dims) for d, dims in pairs]  # noqa: E731
+    readable = lambda pairs: [  # noqa: E731
+        (ge_ir.proto_dtype_name(d) if d is not None else None, dims) for d, dims in pairs]
     assert found == want, (
         f"{what}: expected one Data op per user input with (dtype, dims) {readable(want)!r}, found {readable(found)!r} "
         f"(ops {[op.name for op in data]!r})")
@@ -183,11 +187,14 @@ def assert_net_output(graph: Any, outputs: int, *, what: str) -> None:
 
 
 def assert_edges_resolve(graph: Any, *, what: str) -> None:
-    """EX-7: every op input is ``"<op of this graph>:<output index>"`` (``-1``: a control edge)."""
+    """EX-7: every op input is ``"<op of this graph>:<output index>"`` (``-1``: a control edge) or ``""``, an
+    omitted optional input (GE's op builders write it to keep input positions; it is no edge)."""
     names = {op.name for op in graph.op}
     bad = []
     for op in graph.op:
         for edge in op.input:
+            if edge == "":
+                continue
             src, sep, index = edge.rpartition(":")
             if not sep or src not in names or not index.lstrip("-").isdigit():
                 bad.append((op.name, edge))
@@ -195,7 +202,7 @@ def assert_edges_resolve(graph: Any, *, what: str) -> None:
 
 
 def _weight_desc(t: Any) -> Tuple[int, List[int]]:
-    return ge_ir.dtype_enum(t.dtype), list(t.shape)
+    return ge_ir.proto_dtype(t.dtype), list(t.shape)
 
 
 def assert_weights_inline(graph: Any, weights: Mapping[str, Sequence[Any]], *, what: str) -> None:
@@ -211,8 +218,8 @@ def assert_weights_inline(graph: Any, weights: Mapping[str, Sequence[Any]], *, w
     for tensor, *names in weights.values():
         key = _as_key(tensor)
         if key not in consts:
-            missing.append(f"{'='.join(names)} ({ge_ir.dtype_name(key[0])} {list(key[1])})")
-    const_descs = [(name, ge_ir.dtype_name(k[0]), list(k[1]), len(k[2])) for k, name in consts.items()]
+            missing.append(f"{'='.join(names)} ({ge_ir.proto_dtype_name(key[0])} {list(key[1])})")
+    const_descs = [(name, ge_ir.proto_dtype_name(k[0]), list(k[1]), len(k[2])) for k, name in consts.items()]
     assert not missing, (
         f"{what}: these weights have no Const op holding their dtype, shape and bytes: {missing!r}; "
         f"Const ops (name, dtype, shape, data bytes): {const_descs!r}")
@@ -246,11 +253,13 @@ def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], we
         fqn, tensor, names = by_file[base]
         seen.add(fqn)
         files.add(base)
-        dtype, dims = _weight_desc(tensor)
+        # The dtype attr is a dt attr: GE's C++ numbering (float32 = 0), not the descriptors' protobuf enum.
+        dtype, dims = ge_ir.cpp_dtype(tensor.dtype), list(tensor.shape)
         found = (op.attr["dtype"].dt, list(op.attr["shape"].list.i))
         assert found == (dtype, dims), (
-            f"{what}: FileConstant {op.name!r} for {'='.join(names)}: expected dtype {ge_ir.dtype_name(dtype)} shape "
-            f"{dims}, its attrs say {ge_ir.dtype_name(found[0])} {found[1]}")
+            f"{what}: FileConstant {op.name!r} for {'='.join(names)}: expected dtype {ge_ir.cpp_dtype_name(dtype)} "
+            f"(dt {dtype}, GE's C++ numbering) shape {dims}, its attrs say {ge_ir.cpp_dtype_name(found[0])} "
+            f"(dt {found[0]}) {found[1]}")
         assert os.path.isfile(path), f"{what}: the weight file {path!r} of {'='.join(names)} does not exist"
         size = os.path.getsize(path)
         expected = math.prod(dims) * tensor.element_size()
@@ -298,7 +307,36 @@ def assert_pbtxt_matches(text: str, graph: Any, *, what: str) -> None:
         assert node.inputs == list(op.input), (
             f"{what}: node {op.name!r} has inputs {node.inputs!r} in dynamo.pbtxt, {list(op.input)!r} in the .air")
         for desc in op.output_desc:
-            name = ge_ir.dtype_name(desc.dtype)
+            name = ge_ir.proto_dtype_name(desc.dtype)
             assert re.search(rf"\bdtype:\s*{name}\b", node.text), (
                 f"{what}: node {op.name!r} outputs {name}, but its dynamo.pbtxt block has no 'dtype: {name}':\n"
                 f"{node.text[:1500]}")
+
+
+def assert_options_json(path: os.PathLike | str, *, what: str) -> None:
+    """EX-3/EX-4: ``options.json`` exists and is ``json.dump(indent=4)`` of ``{"compile options": {"global", "session",
+    "graph"}, "execute options": {same}}``, each a dict of strings, ``session`` equal to ``global`` (both are the
+    global options). Which options appear is the implementation's (SPEC names no required option)."""
+    assert os.path.isfile(path), f"{what}: no options.json at {os.fspath(path)!r}"
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        document = json.loads(text)
+    except ValueError as e:
+        raise AssertionError(f"{what}: {os.fspath(path)!r} is not JSON ({e}): {text[:500]!r}") from None
+    shape = {k: sorted(v) for k, v in document.items()} if isinstance(document, dict) and all(
+        isinstance(v, dict) for v in document.values()) else document
+    want = {k: sorted(v) for k, v in OPTIONS_JSON_SHAPE.items()}
+    assert shape == want, f"{what}: options.json must have exactly the keys {want!r}, found {shape!r}"
+    for kind, scopes in document.items():
+        for scope, options in scopes.items():
+            bad = ({k: v for k, v in options.items() if not (isinstance(k, str) and isinstance(v, str))}
+                   if isinstance(options, dict) else options)
+            assert isinstance(options, dict) and not bad, (
+                f"{what}: options.json [{kind!r}][{scope!r}] must map option names to strings; offending: {bad!r}")
+        assert scopes["session"] == scopes["global"], (
+            f"{what}: options.json [{kind!r}]: session and global both hold the global options, found "
+            f"{scopes['session']!r} and {scopes['global']!r}")
+    written = (json.dumps(document, indent=4), json.dumps(document, indent=4, ensure_ascii=False))
+    assert text in written, (
+        f"{what}: options.json should read as json.dump(document, indent=4) writes it; found:\n{text[:2000]}")

@@ -21,6 +21,8 @@ from conformance import ge_ir, models
 
 __all__ = [
     "PBTXT",
+    "OPTIONS_JSON",
+    "OPTIONS_JSON_SHAPE",
     "REAL_THRESHOLD",
     "files_under",
     "air_name",
@@ -42,6 +44,10 @@ __all__ = [
 ]
 
 PBTXT = "dynamo.pbtxt"
+# EX-3/EX-4: the GE options file beside dynamo.pbtxt, and its two levels of keys.
+OPTIONS_JSON = "options.json"
+OPTIONS_JSON_SHAPE = {"compile options": ("global", "session", "graph"),
+                      "execute options": ("global", "session", "graph")}
 # EX-6: (2048 - 200) MiB.
 REAL_THRESHOLD = 1_937_768_448
 _CHUNK = 1 << 26
@@ -90,7 +96,7 @@ def attr_int_list(attr: Any) -> List[int]:
 def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) -> List[Tuple[int, List[int]]]:
     """EX-7/EX-9: (dtype, dims) of the ``Data`` op of each input of an export model: its leading (batch) dims are
     ``-1`` when ``dynamic``; the feature dim is fixed by the first linear layer either way."""
-    dtype = ge_ir.dtype_enum(models.DTYPES[spec["dtype"]])
+    dtype = ge_ir.proto_dtype(models.DTYPES[spec["dtype"]])
     lead = [-1] * len(batch) if dynamic else list(batch)
     return [(dtype, lead + [s["features"]]) for s in spec["inputs"]]
 

@@ -13,8 +13,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 import torch
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-__all__ = ["ModelDef", "GraphDef", "OpDef", "TensorDescriptor", "AttrDef", "DATA_TYPES", "dtype_enum",
-           "dtype_name", "parse_model", "ops_by_type"]
+__all__ = ["ModelDef", "GraphDef", "OpDef", "TensorDescriptor", "AttrDef", "PROTO_DATA_TYPES", "CPP_DATA_TYPES",
+           "proto_dtype", "proto_dtype_name", "cpp_dtype", "cpp_dtype_name", "parse_model", "ops_by_type"]
 
 PACKAGE = "ge.proto"
 
@@ -45,15 +45,24 @@ _MESSAGES: Dict[str, List[Tuple[str, int, str]]] = {
 # GE_IR.md nests ListValue (and its enum) in AttrDef: ``AttrDef.ListValue``.
 _NESTED = {"ListValue": "AttrDef"}
 
-DATA_TYPES: Dict[str, int] = {
+# GE_IR.md, "Two numberings of data types": the protobuf enum ``DataType`` (TensorDescriptor.dtype, the names in
+# dynamo.pbtxt) ...
+PROTO_DATA_TYPES: Dict[str, int] = {
     "DT_UNDEFINED": 0, "DT_FLOAT": 1, "DT_FLOAT16": 2, "DT_INT8": 3, "DT_UINT8": 4, "DT_INT16": 5, "DT_UINT16": 6,
     "DT_INT32": 7, "DT_INT64": 8, "DT_UINT32": 9, "DT_UINT64": 10, "DT_BOOL": 11, "DT_DOUBLE": 12, "DT_STRING": 13,
     "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_BF16": 27, "DT_INT4": 28, "DT_COMPLEX32": 32, "DT_HIFLOAT8": 33,
     "DT_FLOAT8_E5M2": 34, "DT_FLOAT8_E4M3FN": 35, "DT_FLOAT8_E8M0": 36,
 }  # fmt: skip
+# ... and GE's C++ ``ge::DataType``, held by every ``dt`` attr (FileConstant's ``dtype``, Cast's ``dst_type``).
+CPP_DATA_TYPES: Dict[str, int] = {
+    "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
+    "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_STRING": 13,
+    "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_BF16": 27, "DT_UNDEFINED": 28, "DT_INT4": 29, "DT_COMPLEX32": 33,
+    "DT_HIFLOAT8": 34, "DT_FLOAT8_E5M2": 35, "DT_FLOAT8_E4M3FN": 36, "DT_FLOAT8_E8M0": 37,
+}  # fmt: skip
 _LIST_VALUE_TYPES = ["NONE", "STRING", "INT", "FLOAT", "BOOL", "BYTES", "TENSOR_DESC", "TENSOR", "GRAPH",
                      "NAMED_ATTRS", "DATA_TYPE"]
-_ENUMS = {"DataType": list(DATA_TYPES.items()),
+_ENUMS = {"DataType": list(PROTO_DATA_TYPES.items()),
           "ListValueType": [(f"VT_LIST_{name}", n) for n, name in enumerate(_LIST_VALUE_TYPES)]}
 _ENUM_SCOPE = {"DataType": "", "ListValueType": "AttrDef.ListValue"}
 
@@ -160,19 +169,32 @@ GraphDef = _CLASSES["GraphDef"]
 OpDef = _CLASSES["OpDef"]
 TensorDescriptor = _CLASSES["TensorDescriptor"]
 AttrDef = _CLASSES["AttrDef"]
-_NAMES = {v: k for k, v in DATA_TYPES.items()}
+_PROTO_NAMES = {v: k for k, v in PROTO_DATA_TYPES.items()}
+_CPP_NAMES = {v: k for k, v in CPP_DATA_TYPES.items()}
 
 
-def dtype_enum(dtype: torch.dtype) -> int:
-    """The GE ``DataType`` number of a torch dtype."""
-    return DATA_TYPES[_TORCH_DTYPES[dtype]]
+def proto_dtype(dtype: torch.dtype) -> int:
+    """The protobuf ``DataType`` number of a torch dtype (what a ``TensorDescriptor.dtype`` holds)."""
+    return PROTO_DATA_TYPES[_TORCH_DTYPES[dtype]]
 
 
-def dtype_name(dtype: torch.dtype | int) -> str:
-    """``DT_...`` for a torch dtype or a ``DataType`` number."""
+def cpp_dtype(dtype: torch.dtype) -> int:
+    """GE's C++ ``ge::DataType`` number of a torch dtype (what a ``dt`` attr holds, EX-6)."""
+    return CPP_DATA_TYPES[_TORCH_DTYPES[dtype]]
+
+
+def proto_dtype_name(dtype: torch.dtype | int) -> str:
+    """``DT_...`` for a torch dtype or a protobuf ``DataType`` number."""
     if isinstance(dtype, torch.dtype):
         return _TORCH_DTYPES[dtype]
-    return _NAMES.get(dtype, str(dtype))
+    return _PROTO_NAMES.get(dtype, str(dtype))
+
+
+def cpp_dtype_name(dtype: torch.dtype | int) -> str:
+    """``DT_...`` for a torch dtype or a C++ ``ge::DataType`` number (a ``dt`` attr)."""
+    if isinstance(dtype, torch.dtype):
+        return _TORCH_DTYPES[dtype]
+    return _CPP_NAMES.get(dtype, str(dtype))
 
 
 def parse_model(data: bytes) -> Any:

@@ -365,6 +365,6 @@ def expected_cache_file(impl: Implementation, module: torch.nn.Module, method: s
     ranks = ranks or {}
     config = make_config(impl, options)
     info = oracle.model_info(type(module).__name__, str(module), oracle.options_string(config.as_dict()), bool(dynamic),
-                             oracle.tags_for(mode_of(options), ge_cache))
+                             oracle.tags_for(mode_of(options), ge_cache), oracle.deterministic_level())
     dist = oracle.dist_level(world_size, rank, ranks.get("global_rank"), ranks.get("tp_rank"), ranks.get("pp_rank"))
     return oracle.cache_file(root, info, dist, method)

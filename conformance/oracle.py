@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from typing import Mapping, Optional, Sequence, Tuple
 
-__all__ = ["CACHE_HOME_ENV", "FILE_NAME", "options_string", "root_for", "tags_for", "model_info", "dist_level", "cache_file"]
+__all__ = ["CACHE_HOME_ENV", "FILE_NAME", "options_string", "root_for", "tags_for", "deterministic_level",
+           "model_info", "dist_level", "cache_file"]
 
 CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
 FILE_NAME = "compiled_module"
@@ -37,9 +39,18 @@ def tags_for(mode: str, ge_cache: bool) -> Sequence[str]:
     return ["gecache"] if ge_cache else []
 
 
-def model_info(class_name: str, module_str: str, options: str, dynamic: bool, tags: Sequence[str]) -> str:
-    """CC-8: ``ClassName_dynamic|static[_tags]_md5(str(module) + options_string)``."""
-    digest = hashlib.md5((module_str + options).encode()).hexdigest()
+def deterministic_level() -> int:
+    """CC-8: ``torch_npu.npu._get_deterministic_level()`` when ``torch_npu`` is already imported in this process
+    (it is never imported here), else 0."""
+    torch_npu = sys.modules.get("torch_npu")
+    return 0 if torch_npu is None else int(torch_npu.npu._get_deterministic_level())
+
+
+def model_info(class_name: str, module_str: str, options: str, dynamic: bool, tags: Sequence[str],
+               level: int) -> str:
+    """CC-8: ``ClassName_dynamic|static[_tags]_md5(str(module) + options_string + "|npu_deterministic_level=L")``
+    with ``L`` the deterministic level (``deterministic_level()`` in the process that compiles)."""
+    digest = hashlib.md5(f"{module_str}{options}|npu_deterministic_level={level}".encode()).hexdigest()
     return "_".join([class_name, "dynamic" if dynamic else "static", *tags, digest])
 
 

@@ -16,7 +16,7 @@ from torch import nn
 from conformance import exports, harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_logged,
-                                    assert_net_output, assert_pbtxt_matches)
+                                    assert_net_output, assert_options_json, assert_pbtxt_matches)
 
 ATC_FLAG = "export.experimental.auto_atc_config_generated"
 STACK_FLAG = "export.experimental.enable_record_nn_module_stack"
@@ -53,7 +53,8 @@ def _export_path(base, spec: dict):
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_single_process_export_writes_the_air_and_its_dump(impl, data):
-    """EX-3/EX-7/EX-8: <path>/<name>.air parses with one Data per input and a NetOutput; dynamo.pbtxt dumps it."""
+    """EX-3/EX-7/EX-8: <path>/<name>.air parses with one Data per input and a NetOutput; dynamo.pbtxt dumps it;
+    options.json holds the GE options."""
     spec = data.draw(cst.export_models(), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     dynamic = data.draw(st.one_of(st.none(), st.booleans()), label="dynamic (None: the default, False)")
@@ -67,7 +68,9 @@ def test_single_process_export_writes_the_air_and_its_dump(impl, data):
         assert run.returned is None, f"EX-1: dynamo_export returned {run.returned!r}, expected None"
         air = exports.air_name(name or "export")
         # Weights are inline (a small model); the ATC flag is for multi-process exports only.
-        assert_files(target, {air, exports.PBTXT}, what=f"EX-3: export_path {arg!r}, export_name {name!r}")
+        assert_files(target, {air, exports.PBTXT, exports.OPTIONS_JSON},
+                     what=f"EX-3: export_path {arg!r}, export_name {name!r}")
+        assert_options_json(target / exports.OPTIONS_JSON, what="EX-3")
         model = exports.load_air(target / air)
         assert len(model.graph) >= 1, f"EX-7: {air} holds no graph"
         graph = model.graph[0]
@@ -90,7 +93,7 @@ def test_only_the_last_component_of_export_name_is_used(impl, export_name):
         (base / "elsewhere").mkdir()
         name = export_name.format(elsewhere=base / "elsewhere")
         harness.export_model(impl, spec, [5], 0, str(base / "out"), export_name=name)
-        assert_files(base / "out", {"net.air", exports.PBTXT}, what=f"EX-1: export_name {name!r}")
+        assert_files(base / "out", {"net.air", exports.PBTXT, exports.OPTIONS_JSON}, what=f"EX-1: export_name {name!r}")
         assert exports.files_under(base / "elsewhere") == set(), f"EX-1: export_name {name!r} wrote elsewhere"
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from conformance import exports, harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_net_output,
-                                    assert_pbtxt_matches, assert_weights_in_files, assert_weights_inline,
-                                    assert_worker_ok)
+                                    assert_options_json, assert_pbtxt_matches, assert_weights_in_files,
+                                    assert_weights_inline, assert_worker_ok)
 
 pytestmark = pytest.mark.requires("multi_rank_export")
 
@@ -49,21 +49,23 @@ def _check_rank(out, base, spec, batch, rank: int, *, name: str, dynamic: bool, 
     reduces = [op.name for op in graph.op if exports.is_all_reduce(op.type)]
     assert reduces, f"EX-4: {what}: the all_reduce is not in the graph; op types {dict(exports.op_counts(graph))!r}"
     assert_pbtxt_matches((rank_dir / exports.PBTXT).read_text(encoding="utf-8"), graph, what=f"EX-8: {what}")
+    assert_options_json(rank_dir / exports.OPTIONS_JSON, what=f"EX-4: {what}")
+    own = {air.name, f"rank_{rank}/{exports.PBTXT}", f"rank_{rank}/{exports.OPTIONS_JSON}"}
     module = models.build_export_model({**spec, "seed": spec["seed"] + rank})
     weights = models.model_weights(module)
     if not external:
         assert_weights_inline(graph, weights, what=f"EX-6: {what}")
-        return {air.name, f"rank_{rank}/{exports.PBTXT}"}
+        return own
     files = assert_weights_in_files(graph, weights, rank_dir, cwd=base, what=f"EX-4/EX-6: {what}, threshold 0")
-    return {air.name, f"rank_{rank}/{exports.PBTXT}"} | {f"rank_{rank}/{f}" for f in files}
+    return own | {f"rank_{rank}/{f}" for f in files}
 
 
 @pytest.mark.clause("EX-4", "EX-6", "EX-7", "EX-8")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("process"))
 def test_each_rank_writes_its_own_air_and_rank_directory(impl, data):
-    """EX-4: in a 2-rank world each rank writes <name><rank>.air and rank_<rank>/dynamo.pbtxt (+ its weight files),
-    with the all_reduce kept in its graph."""
+    """EX-4: in a 2-rank world each rank writes <name><rank>.air and rank_<rank>/{dynamo.pbtxt,options.json} (+ its
+    weight files), with the all_reduce kept in its graph."""
     spec = data.draw(cst.export_models(max_depth=2, all_reduce=True), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     dynamic = data.draw(st.booleans(), label="dynamic")

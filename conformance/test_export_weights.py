@@ -15,7 +15,7 @@ from conformance import exports, harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_files, assert_weights_in_files, assert_weights_inline)
 
-BASE_FILES = {"export.air", exports.PBTXT}
+BASE_FILES = {"export.air", exports.PBTXT, exports.OPTIONS_JSON}
 
 
 def _graph(path):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from torchair_ref.config import CompilerConfig, options_string
+from torchair_ref.config import CompilerConfig, changes_compilation, options_string
 
 # Written out here rather than read from the implementation, so that a change to its table shows up as a failure.
 DEFAULTS: dict[str, object] = {
@@ -244,3 +244,19 @@ def test_export_flags_never_change_the_options_string(assignment: dict[str, obje
         set_option(config, path, flag)
     after = (config.as_dict(), options_string(config))
     assert after == before, f"export flags {flags!r} changed {before!r} into {after!r}"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("export.experimental.auto_atc_config_generated", False),
+        ("export.anything", False),
+        ("ge_config.export_compile_stat", True),
+        ("exported.flag", True),
+        ("debug.export", True),
+        ("mode", True),
+    ],
+)
+def test_options_string_excludes_by_group_not_by_substring(path: str, expected: bool) -> None:
+    """CF-3: only options of the export group stay out; a name that merely contains "export" is a compile option."""
+    assert changes_compilation(path) is expected, path

@@ -121,8 +121,11 @@ def test_torch_npu_is_imported_first_only_for_torchair(tmp_path):
 
 
 def test_oracle_path_formula():
-    info = oracle.model_info("Net", "Net()", "a=1", True, ["gecache"])
-    assert info == "Net_dynamic_gecache_" + hashlib.md5(b"Net()a=1").hexdigest()
+    info = oracle.model_info("Net", "Net()", "a=1", True, ["gecache"], 0)
+    assert info == "Net_dynamic_gecache_" + hashlib.md5(b"Net()a=1|npu_deterministic_level=0").hexdigest()
+    assert oracle.model_info("Net", "Net()", "a=1", True, [], 1).endswith(
+        hashlib.md5(b"Net()a=1|npu_deterministic_level=1").hexdigest())
+    assert "torch_npu" in sys.modules or oracle.deterministic_level() == 0
     assert oracle.options_string(({"mode": "m", "x": "2"}, {"x": "1", "g": "3"})) == "x=2,g=3,mode=m"
     assert oracle.dist_level(2, 1, None, 0, None) == "world2global_rank1_tp_rank0"
     assert oracle.dist_level(1, 0, 5, None, 3) == "pp_rank3"

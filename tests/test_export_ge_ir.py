@@ -200,18 +200,41 @@ def test_proto_parser_scoping_and_maps():
      (torch.complex64, "DT_COMPLEX64"), (torch.float8_e4m3fn, "DT_FLOAT8_E4M3FN")],  # fmt: skip
 )
 def test_torch_dtypes_map_to_ge(dtype, name):
-    """EX-8: torch dtypes get GE's DataType."""
-    assert ge_ir.DataType.Name(ge_ir.ge_dtype(dtype)) == name
+    """EX-8: torch dtypes get GE's DataType, by the same name in both numberings."""
+    assert ge_ir.DataType.Name(ge_ir.proto_dtype(dtype)) == name
+    assert ge_ir.cpp_dtype_name(ge_ir.cpp_dtype(dtype)) == name
+
+
+@pytest.mark.parametrize(
+    "dtype, proto, cpp",
+    [(torch.float32, 1, 0), (torch.float16, 2, 1), (torch.int8, 3, 2), (torch.int32, 7, 3), (torch.uint8, 4, 4),
+     (torch.int64, 8, 9), (torch.float64, 12, 11), (torch.bool, 11, 12), (torch.bfloat16, 27, 27)],  # fmt: skip
+)
+def test_two_numberings(dtype, proto, cpp):
+    """EX-6/EX-7: descriptors use the protobuf enum, dt attrs GE's C++ ge::DataType (GE_IR.md's two tables)."""
+    assert (ge_ir.proto_dtype(dtype), ge_ir.cpp_dtype(dtype)) == (proto, cpp)
+
+
+def test_cpp_numbering_is_ge_ir_md():
+    """EX-6: the C++ ge::DataType table is GE_IR.md's, number for number."""
+    assert ge_ir.CPP_DATA_TYPES == {
+        "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
+        "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_STRING": 13,
+        "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_BF16": 27, "DT_UNDEFINED": 28, "DT_INT4": 29,
+        "DT_COMPLEX32": 33, "DT_HIFLOAT8": 34, "DT_FLOAT8_E5M2": 35, "DT_FLOAT8_E4M3FN": 36, "DT_FLOAT8_E8M0": 37,
+    }  # fmt: skip
 
 
 def test_unmapped_dtype_is_a_clear_error():
     """EX-7: a dtype GE has no type for is named in the error."""
     with pytest.raises(TypeError, match="float8_e4m3fnuz"):
-        ge_ir.ge_dtype(torch.float8_e4m3fnuz)
+        ge_ir.proto_dtype(torch.float8_e4m3fnuz)
+    with pytest.raises(TypeError, match="float8_e4m3fnuz"):
+        ge_ir.cpp_dtype(torch.float8_e4m3fnuz)
 
 
 @pytest.mark.parametrize("dtype, numel, nbytes", [("DT_FLOAT", 6, 24), ("DT_BF16", 3, 6), ("DT_INT4", 3, 2),
                                                   ("DT_COMPLEX128", 2, 32), ("DT_STRING", 2, None)])  # fmt: skip
-def test_ge_dtype_nbytes(dtype, numel, nbytes):
-    """EX-7: size of packed elements by GE dtype (None where the width is not fixed)."""
-    assert ge_ir.ge_dtype_nbytes(ge_ir.DataType.Value(dtype), numel) == nbytes
+def test_dtype_nbytes(dtype, numel, nbytes):
+    """EX-7: size of packed elements by GE dtype name (None where the width is not fixed)."""
+    assert ge_ir.dtype_nbytes(dtype, numel) == nbytes

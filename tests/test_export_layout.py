@@ -14,11 +14,12 @@ from torchair_ref.export import dynamo_export, ge_ir
 
 
 def test_single_process_layout(tmp_path):
-    """EX-3: <export_path>/<name>.air and dynamo.pbtxt, export_path created with its parents, None returned."""
+    """EX-3: <export_path>/<name>.air, dynamo.pbtxt and options.json, export_path created with its parents, None
+    returned."""
     out = tmp_path / "a" / "b"
     result = dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out), config=checks.config())
     assert result is None, result
-    assert checks.files_under(out) == {"export.air", "dynamo.pbtxt"}, checks.files_under(out)
+    assert checks.files_under(out) == {"export.air", "dynamo.pbtxt", "options.json"}, checks.files_under(out)
 
 
 def test_default_config_and_path_like(tmp_path, monkeypatch):
@@ -27,7 +28,8 @@ def test_default_config_and_path_like(tmp_path, monkeypatch):
     dynamo_export(torch.randn(2, 4), model=models.TwoLayer())
     dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=tmp_path / "p", export_name="n")
     assert checks.files_under(tmp_path) == {
-        "export_file/export.air", "export_file/dynamo.pbtxt", "p/n.air", "p/dynamo.pbtxt"
+        "export_file/export.air", "export_file/dynamo.pbtxt", "export_file/options.json", "p/n.air", "p/dynamo.pbtxt",
+        "p/options.json"
     }, checks.files_under(tmp_path)
 
 
@@ -66,7 +68,7 @@ def test_only_last_component_of_export_name(tmp_path, export_name, air):
     out = tmp_path / "deep" / "out"
     dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out), export_name=export_name,
                   config=checks.config())  # fmt: skip
-    assert checks.files_under(tmp_path) == {f"deep/out/{air}", "deep/out/dynamo.pbtxt"}, checks.files_under(tmp_path)
+    assert checks.files_under(tmp_path) == {f"deep/out/{air}", "deep/out/dynamo.pbtxt", "deep/out/options.json"}, checks.files_under(tmp_path)
     assert checks.load_air(out / air).name == air.removesuffix(".air")
 
 
@@ -135,7 +137,7 @@ def test_non_tensor_arguments_are_attrs(tmp_path):
     assert list(summed.attr["dim"].list.i) == [1] and summed.attr["keepdim"].b, summed
     assert summed.attr["dim"].list.val_type == ge_ir.ListValueType.Value("VT_LIST_INT"), summed
     cast = by_type["aten._to_copy.default"]
-    assert ge_ir.DataType.Name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast
+    assert ge_ir.cpp_dtype_name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast  # a dt attr: GE's C++ numbering
     split = by_type["aten.split.Tensor"]
     assert (split.attr["split_size"].i, split.attr["dim"].i, len(split.output_desc)) == (2, -1, 2), split
     net_output = checks.ops_of(graph, "NetOutput")[0]

@@ -21,9 +21,11 @@ def exported(tmp_path_factory):
 
 
 def test_per_rank_layout(exported):
-    """EX-4: each rank writes <name><rank>.air and rank_<rank>/dynamo.pbtxt; no ATC files without the flag."""
+    """EX-4: each rank writes <name><rank>.air and rank_<rank>/{dynamo.pbtxt,options.json}; no ATC files without the
+    flag."""
     found = checks.files_under(exported / "plain")
-    assert found == {"net0.air", "net1.air", "rank_0/dynamo.pbtxt", "rank_1/dynamo.pbtxt"}, found
+    assert found == {"net0.air", "net1.air", "rank_0/dynamo.pbtxt", "rank_1/dynamo.pbtxt", "rank_0/options.json",
+                     "rank_1/options.json"}, found
 
 
 @pytest.mark.parametrize("rank", range(WORLD))
@@ -48,7 +50,7 @@ def test_weight_files_in_the_rank_directory(exported, rank):
     ops = {op.name: op for op in graph.op}
     for fqn, t in model.named_parameters():
         checks.assert_file_constant_holds(ops[fqn], t, rank_dir, fqn)
-    assert checks.files_under(rank_dir) == {"dynamo.pbtxt", "proj_weight", "proj_bias"}, checks.files_under(rank_dir)
+    assert checks.files_under(rank_dir) == {"dynamo.pbtxt", "options.json", "proj_weight", "proj_bias"}, checks.files_under(rank_dir)
 
 
 def test_atc_configs(exported):

@@ -47,7 +47,7 @@ def test_generated_mlp_export(case: MLPCase):
         assert [op.attr["index"].i for op in data] == [0], data
         expected_shape = [-1 if case.dynamic and case.batch > 1 else case.batch, case.widths[0]]
         assert list(data[0].output_desc[0].shape.dim) == expected_shape, (data[0].output_desc[0], case)
-        assert data[0].output_desc[0].dtype == ge_ir.ge_dtype(case.dtype)
+        assert data[0].output_desc[0].dtype == ge_ir.proto_dtype(case.dtype)
 
         ops = {op.name: op for op in graph.op}
         for fqn, t in weights.items():
@@ -55,7 +55,7 @@ def test_generated_mlp_export(case: MLPCase):
                 checks.assert_file_constant_holds(ops[fqn], t, out, fqn)
             else:
                 checks.assert_const_holds(ops[fqn], t)
-        weight_files = checks.files_under(out) - {"export.air", "dynamo.pbtxt"}
+        weight_files = checks.files_under(out) - {"export.air", "dynamo.pbtxt", "options.json"}
         expected_files = {fqn.replace(".", "_") for fqn in weights} if case.external else set()
         assert weight_files == expected_files, f"weight files {sorted(weight_files)}, expected {sorted(expected_files)}"
         net_output = checks.ops_of(graph, "NetOutput")

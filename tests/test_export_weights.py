@@ -56,7 +56,7 @@ def test_small_model_is_inline(tmp_path):
     for fqn, t in _weights(model).items():
         checks.assert_const_holds(consts[fqn], t)
     assert not checks.ops_of(graph, "FileConstant")
-    assert checks.files_under(tmp_path) == {"export.air", "dynamo.pbtxt"}, checks.files_under(tmp_path)
+    assert checks.files_under(tmp_path) == {"export.air", "dynamo.pbtxt", "options.json"}, checks.files_under(tmp_path)
     checks.assert_data_indexed(graph)
 
 
@@ -71,7 +71,7 @@ def test_over_threshold_every_weight_is_a_file(tmp_path):
     for fqn, t in _weights(model).items():
         checks.assert_file_constant_holds(file_constants[fqn], t, tmp_path, fqn)
     assert not checks.ops_of(graph, "Const"), checks.op_counts(graph)
-    expected_files = {"export.air", "dynamo.pbtxt", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "scale"}
+    expected_files = {"export.air", "dynamo.pbtxt", "options.json", "fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "scale"}
     assert checks.files_under(tmp_path) == expected_files, checks.files_under(tmp_path)
     checks.assert_data_indexed(graph)
 
@@ -172,7 +172,7 @@ def test_shared_parameter_is_one_weight(tmp_path):
     # layers.2.weight is not used (the last layer multiplies by the tied weight), so it is not a weight.
     expected = sorted(["tied", "layers.0.bias", "layers.1.weight", "layers.1.bias", "layers.2.bias"])
     assert names == expected, f"FileConstant ops {names}, expected {expected}"
-    weight_files = checks.files_under(tmp_path) - {"export.air", "dynamo.pbtxt"}
+    weight_files = checks.files_under(tmp_path) - {"export.air", "dynamo.pbtxt", "options.json"}
     assert weight_files == {n.replace(".", "_") for n in expected}, weight_files
     ops = {op.name: op for op in graph.op}
     checks.assert_file_constant_holds(ops["tied"], model.tied, tmp_path, "tied")
@@ -182,7 +182,7 @@ def test_unused_parameters_are_not_weights(tmp_path):
     """EX-6: only the parameters and buffers the graph uses are weights."""
     with externalize_threshold(0):
         dynamo_export(torch.randn(2, 4), model=models.Unexported(), export_path=str(tmp_path))
-    assert checks.files_under(tmp_path) == {"export.air", "dynamo.pbtxt", "used_weight", "used_bias"}
+    assert checks.files_under(tmp_path) == {"export.air", "dynamo.pbtxt", "options.json", "used_weight", "used_bias"}
 
 
 class CapturesConstants(nn.Module):

@@ -16,9 +16,17 @@ from hypothesis import strategies as st
 
 import torchair_ref
 from torchair_ref.config import CompilerConfig, options_string
-from torchair_ref.inference.paths import cache_file, cache_tags, dist_level, model_info, resolve_root
+from torchair_ref.inference.paths import (
+    cache_file,
+    cache_tags,
+    dist_level,
+    model_info,
+    npu_deterministic_level,
+    resolve_root,
+)
 
-MD5_OF_EMPTY = "d41d8cd98f00b204e9800998ecf8427e"
+SUFFIX0 = "|npu_deterministic_level=0"
+MD5_OF_EMPTY_AT_LEVEL_0 = hashlib.md5(SUFFIX0.encode()).hexdigest()
 ENV = "TORCHAIR_CACHE_HOME"
 
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
@@ -125,21 +133,61 @@ def test_cache_tags_rejects_unknown_mode() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (("Model", "", "", False, []), f"Model_static_{MD5_OF_EMPTY}"),
-        (("Model", "", "", True, ["gecache"]), f"Model_dynamic_gecache_{MD5_OF_EMPTY}"),
-        (("M", "a", "bc", True, ["aclgraphcache"]), f"M_dynamic_aclgraphcache_{hashlib.md5(b'abc').hexdigest()}"),
+        (("Model", "", "", False, []), f"Model_static_{MD5_OF_EMPTY_AT_LEVEL_0}"),
+        (("Model", "", "", True, ["gecache"]), f"Model_dynamic_gecache_{MD5_OF_EMPTY_AT_LEVEL_0}"),
+        (("M", "a", "bc", True, ["aclgraphcache"]),
+         f"M_dynamic_aclgraphcache_{hashlib.md5(('abc' + SUFFIX0).encode()).hexdigest()}"),
     ],
 )
 def test_model_info_layout(args: tuple, expected: str) -> None:
-    """CC-8: model_info is ClassName_dynamic|static[_tags]_md5(module_repr + options)."""
-    found = model_info(*args)
+    """CC-8: model_info is ClassName_dynamic|static[_tags]_md5(module_repr + options + "|npu_deterministic_level=L")."""
+    found = model_info(*args, deterministic_level=0)
     assert found == expected, f"model_info{args!r}: expected {expected!r}, found {found!r}"
+
+
+@given(level=st.integers(min_value=0, max_value=3), other=st.integers(min_value=0, max_value=3))
+def test_deterministic_level_is_part_of_the_digest(level: int, other: int) -> None:
+    """CC-8: the md5 covers the ``|npu_deterministic_level=L`` suffix, so another level is another path."""
+    found = model_info("M", "M()", "mode=max-autotune", True, [], deterministic_level=level)
+    digest = hashlib.md5(f"M()mode=max-autotune|npu_deterministic_level={level}".encode()).hexdigest()
+    assert found == f"M_dynamic_{digest}", found
+    if other != level:
+        assert model_info("M", "M()", "mode=max-autotune", True, [], deterministic_level=other) != found
+
+
+class _FakeNpu:
+    """Plays only ``torch_npu.npu._get_deterministic_level`` for the level lookup; the formula is what is tested."""
+
+    def __init__(self, level: object) -> None:
+        self.npu = self
+        self._level = level
+
+    def _get_deterministic_level(self) -> object:
+        return self._level
+
+
+def test_deterministic_level_is_read_only_from_an_imported_torch_npu() -> None:
+    """CC-8: L is 0 without torch_npu among the imported modules (it is never imported), else torch_npu's level."""
+    assert npu_deterministic_level({}) == 0
+    assert npu_deterministic_level({"torch": object()}) == 0
+    assert npu_deterministic_level({"torch_npu": _FakeNpu(2)}) == 2
+    with pytest.raises(TypeError, match="'2'"):
+        npu_deterministic_level({"torch_npu": _FakeNpu("2")})
+
+
+def test_deterministic_level_lookup_does_not_import_torch_npu() -> None:
+    """CC-8: reading L never imports torch_npu (it would pull CANN into every process)."""
+    code = ("import sys; from torchair_ref.inference.paths import npu_deterministic_level as f; "
+            "print(f(sys.modules), 'torch_npu' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
 
 
 @given(class_name=names, module_repr=st.text(), options=st.text(), dynamic=st.booleans())
 def test_model_info_digest_is_32_lowercase_hex(class_name: str, module_repr: str, options: str, dynamic: bool) -> None:
     """CC-8: the last part of model_info is 32 lowercase hex digits, for any (unicode) repr and options."""
-    found = model_info(class_name, module_repr, options, dynamic, [])
+    found = model_info(class_name, module_repr, options, dynamic, [], deterministic_level=0)
     assert re.fullmatch(rf"{class_name}_(dynamic|static)_[0-9a-f]{{32}}", found), f"found {found!r}"
 
 
@@ -154,20 +202,21 @@ def test_digest_changes_when_module_repr_or_options_change(
     class_name: str, module_repr: str, options: str, other: str, dynamic: bool
 ) -> None:
     """CC-10: same inputs give the same model_info; a different module repr or options string changes md5hex."""
-    base = model_info(class_name, module_repr, options, dynamic, [])
-    assert base == model_info(class_name, module_repr, options, dynamic, []), f"{base!r} not reproducible"
+    base = model_info(class_name, module_repr, options, dynamic, [], deterministic_level=0)
+    again = model_info(class_name, module_repr, options, dynamic, [], deterministic_level=0)
+    assert base == again, f"{base!r} not reproducible"
     if other != module_repr:
-        changed = model_info(class_name, other, options, dynamic, [])
+        changed = model_info(class_name, other, options, dynamic, [], deterministic_level=0)
         assert changed != base, f"repr {module_repr!r} -> {other!r} kept {base!r}"
     if other != options:
-        changed = model_info(class_name, module_repr, other, dynamic, [])
+        changed = model_info(class_name, module_repr, other, dynamic, [], deterministic_level=0)
         assert changed != base, f"options {options!r} -> {other!r} kept {base!r}"
 
 
 def test_parameter_values_are_not_an_input() -> None:
     """CC-10: the formula takes no tensors: modules with different parameter values give the same model_info."""
     torch = pytest.importorskip("torch")
-    expected_inputs = ["class_name", "module_repr", "options", "dynamic", "tags"]
+    expected_inputs = ["class_name", "module_repr", "options", "dynamic", "tags", "deterministic_level"]
     found_inputs = list(inspect.signature(model_info).parameters)
     assert found_inputs == expected_inputs, f"model_info inputs: {found_inputs!r}"
     torch.manual_seed(0)
@@ -175,7 +224,8 @@ def test_parameter_values_are_not_an_input() -> None:
     torch.manual_seed(1)
     second = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
     assert not torch.equal(first[0].weight, second[0].weight), "the two modules should hold different weights"
-    infos = [model_info("Sequential", str(m), options_string(CompilerConfig()), True, []) for m in (first, second)]
+    infos = [model_info("Sequential", str(m), options_string(CompilerConfig()), True, [], deterministic_level=0)
+             for m in (first, second)]
     assert infos[0] == infos[1], f"parameter values changed model_info: {infos!r}"
 
 
@@ -184,7 +234,7 @@ def test_options_outside_the_options_string_keep_the_path() -> None:
     plain, exported, eager = CompilerConfig(), CompilerConfig(), CompilerConfig()
     exported.export.experimental.enable_record_nn_module_stack = True
     eager.debug.run_eagerly = True
-    info = {name: model_info("M", "M()", options_string(c), False, []) for name, c in
+    info = {name: model_info("M", "M()", options_string(c), False, [], deterministic_level=0) for name, c in
             (("plain", plain), ("exported", exported), ("eager", eager))}
     assert info["plain"] == info["exported"], f"an export flag changed model_info: {info!r}"
     assert info["plain"] != info["eager"], f"debug.run_eagerly did not change model_info: {info!r}"
@@ -294,7 +344,8 @@ def test_full_path_is_deterministic_and_parses_back(
     def compose() -> str:
         config = CompilerConfig()
         config.mode = mode
-        info = model_info(class_name, module_repr, options_string(config), dynamic, cache_tags(mode, ge_cache))
+        info = model_info(class_name, module_repr, options_string(config), dynamic, cache_tags(mode, ge_cache),
+                          deterministic_level=0)
         return cache_file(root, info, dist_level(**dist), func_name)
 
     path = compose()
@@ -316,7 +367,7 @@ def test_unsafe_names_are_rejected(bad: str) -> None:
         cache_file("/root", "M_static_x", "", bad)
     assert "func_name" in str(func_error.value) and repr(bad) in str(func_error.value), str(func_error.value)
     with pytest.raises(ValueError) as class_error:
-        model_info(bad, "", "", False, [])
+        model_info(bad, "", "", False, [], deterministic_level=0)
     assert "class_name" in str(class_error.value) and repr(bad) in str(class_error.value), str(class_error.value)
 
 

@@ -20,7 +20,7 @@ from tests.faults import immutable, run_fault_program, snapshot, temp_files
 from torchair_ref.export import dynamo_export, externalize_threshold
 
 WEIGHT_FILES = ["fc1_weight", "fc1_bias", "fc2_weight", "fc2_bias", "scale"]
-OUTPUTS = ["export.air", "dynamo.pbtxt", *WEIGHT_FILES]
+OUTPUTS = ["export.air", "dynamo.pbtxt", "options.json", *WEIGHT_FILES]
 
 
 def export(out: Path, seed: int) -> torch.nn.Module:

@@ -5,8 +5,10 @@ Every option is declared once in ``_OPTIONS`` (dotted path, default, allowed val
 into a single flat table keyed by the dotted path, which is what equality, ``repr`` and ``as_dict`` read.
 
 Scopes (CF-3): ``global`` options are session-level (they would be set once on the GE session upstream),
-``local`` options are graph-level (they apply to the graph being compiled). Options with no scope (the export
-flags) do not change compilation and so are absent from ``as_dict`` and from the options string.
+``local`` options are graph-level (they apply to the graph being compiled). Whole option groups that do not change
+compilation (``_NON_COMPILE_GROUPS``: the ``export`` group) are absent from ``as_dict`` and from the options string.
+The rule is by group, never by name: an option whose name merely contains "export" (GE's ``ge.exportCompileStat``)
+changes compilation and belongs in it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import copy
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CompilerConfig", "options_string"]
+__all__ = ["CompilerConfig", "changes_compilation", "options_string"]
 
 _BOOL = (False, True)
 
@@ -25,7 +27,7 @@ class _Option:
     path: str
     default: object
     allowed: tuple[object, ...]
-    scope: Literal["local", "global"] | None
+    scope: Literal["local", "global"]
 
 
 _OPTIONS: dict[str, _Option] = {
@@ -35,10 +37,19 @@ _OPTIONS: dict[str, _Option] = {
         _Option("debug.run_eagerly", False, _BOOL, "local"),
         _Option("ge_config.enable_single_stream", False, _BOOL, "global"),
         _Option("experimental_config.frozen_parameter", False, _BOOL, "global"),
-        _Option("export.experimental.auto_atc_config_generated", False, _BOOL, None),
-        _Option("export.experimental.enable_record_nn_module_stack", False, _BOOL, None),
+        _Option("export.experimental.auto_atc_config_generated", False, _BOOL, "local"),
+        _Option("export.experimental.enable_record_nn_module_stack", False, _BOOL, "local"),
     )
 }
+
+# CF-3: option groups that do not change compilation, so stay out of as_dict and the options string.
+_NON_COMPILE_GROUPS = ("export",)
+
+
+def changes_compilation(path: str) -> bool:
+    """CF-3: False for an option in one of ``_NON_COMPILE_GROUPS`` (matched by whole group, not by substring)."""
+    groups = path.split(".")[:-1]
+    return not any(groups[: len(g.split("."))] == g.split(".") for g in _NON_COMPILE_GROUPS)
 
 
 def _child_groups(prefix: str) -> list[str]:
@@ -131,7 +142,7 @@ class CompilerConfig(_Group):
         local: dict[str, str] = {}
         global_: dict[str, str] = {}
         for path, option in _OPTIONS.items():
-            if option.scope is not None:
+            if changes_compilation(path):
                 (local if option.scope == "local" else global_)[path] = str(self._values[path])
         return local, global_
 

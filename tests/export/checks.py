@@ -65,7 +65,7 @@ def storage_bytes(t: torch.Tensor) -> bytes:
 
 def assert_ge_dtype(op: Any, t: torch.Tensor) -> None:
     found = op.output_desc[0].dtype
-    expected = ge_ir.ge_dtype(t.dtype)
+    expected = ge_ir.proto_dtype(t.dtype)
     assert found == expected, f"{op.name}: dtype {ge_ir.DataType.Name(found)}, expected {ge_ir.DataType.Name(expected)}"
 
 
@@ -88,7 +88,11 @@ def assert_file_constant_holds(op: Any, t: torch.Tensor, weight_dir: str | os.Pa
         assert key in op.attr, f"{op.name}: attr {key!r} missing, has {sorted(op.attr)}"
     shape = list(op.attr["shape"].list.i)
     assert shape == list(t.shape), f"{op.name}: shape attr {shape} != {list(t.shape)}"
-    assert op.attr["dtype"].dt == ge_ir.ge_dtype(t.dtype), f"{op.name}: dtype attr {op.attr['dtype'].dt}"
+    # A dt attr holds GE's C++ numbering (float32 = 0), not the protobuf enum of the output desc (GE_IR.md).
+    found = op.attr["dtype"].dt
+    assert found == ge_ir.cpp_dtype(t.dtype), (
+        f"{op.name}: dtype attr {found} ({ge_ir.cpp_dtype_name(found)}), expected {ge_ir.cpp_dtype(t.dtype)} for "
+        f"{t.dtype} in GE's C++ numbering")
     assert op.attr["file_id"].s == b"", f"{op.name}: file_id {op.attr['file_id'].s!r} should be empty"
     path = op.attr["file_path"].s.decode()
     expected_path = os.path.join(os.path.abspath(weight_dir), fqn.replace(".", "_"))

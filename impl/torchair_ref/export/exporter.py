@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from . import atc_config, ge_ir, graph, weights
+from . import atc_config, ge_ir, ge_options, graph, weights
 from ._files import write_all
 
 logger = logging.getLogger("torchair_ref")
@@ -23,11 +23,15 @@ class ExportLayout:
 
     root: str  # export_path
     air: str  # the .air file
-    rank_dir: str  # holds dynamo.pbtxt and the weight files
+    rank_dir: str  # holds dynamo.pbtxt, options.json and the weight files
 
     @property
     def pbtxt(self) -> str:
         return os.path.join(self.rank_dir, PBTXT)
+
+    @property
+    def options_json(self) -> str:
+        return os.path.join(self.rank_dir, ge_options.OPTIONS_JSON)
 
 
 def export_layout(export_path: str, export_name: str, rank: int | None) -> ExportLayout:
@@ -132,7 +136,14 @@ def dynamo_export(
     )
     weights.reindex_data(main)
 
-    outputs = [(layout.air, model_def.SerializeToString()), (layout.pbtxt, graph.to_pbtxt(main).encode())]
+    local, global_ = ge_options.ge_options(
+        *config.as_dict(), deterministic=torch.are_deterministic_algorithms_enabled()
+    )
+    outputs = [
+        (layout.air, model_def.SerializeToString()),
+        (layout.pbtxt, graph.to_pbtxt(main).encode()),
+        (layout.options_json, ge_options.render(ge_options.options_document(local, global_))),
+    ]
     groups = graph.process_groups(captured.gm)
     if rank == 0 and groups and _flag(config, "export.experimental.auto_atc_config_generated"):
         outputs += _atc_outputs(layout.root, name, world_size, atc_config.group_ranks(groups))

@@ -34,8 +34,12 @@ __all__ = [
     "ShapeDef",
     "TensorDef",
     "TensorDescriptor",
-    "ge_dtype",
-    "ge_dtype_nbytes",
+    "CPP_DATA_TYPES",
+    "cpp_dtype",
+    "cpp_dtype_name",
+    "dtype_nbytes",
+    "proto_dtype",
+    "proto_dtype_name",
 ]
 
 PROTO_FILE = "ge_ir.proto"
@@ -247,7 +251,18 @@ TensorDef = _message_class(POOL, "ge.proto.TensorDef")
 DataType = enum_type_wrapper.EnumTypeWrapper(POOL.FindEnumTypeByName("ge.proto.DataType"))
 ListValueType = enum_type_wrapper.EnumTypeWrapper(POOL.FindEnumTypeByName("ge.proto.AttrDef.ListValue.ListValueType"))
 
-# torch dtype name (without "torch.") -> GE DataType name. Kept by name so this module needs no torch.
+# GE writes data types in two numberings (GE_IR.md, "Two numberings of data types"): the protobuf enum ``DataType``
+# above (TensorDescriptor.dtype, dynamo.pbtxt names) and GE's C++ ``ge::DataType`` below, which every ``dt`` attr
+# holds (FileConstant's ``dtype``, Cast's ``dst_type``). Both name a type the same way; only the numbers differ.
+CPP_DATA_TYPES: dict[str, int] = {
+    "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
+    "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_STRING": 13,
+    "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_BF16": 27, "DT_UNDEFINED": 28, "DT_INT4": 29, "DT_COMPLEX32": 33,
+    "DT_HIFLOAT8": 34, "DT_FLOAT8_E5M2": 35, "DT_FLOAT8_E4M3FN": 36, "DT_FLOAT8_E8M0": 37,
+}  # fmt: skip
+_CPP_NAMES = {number: name for name, number in CPP_DATA_TYPES.items()}
+
+# torch dtype name (without "torch.") -> GE data type name. Kept by name so this module needs no torch.
 _TORCH_TO_GE = {
     "float32": "DT_FLOAT",
     "float16": "DT_FLOAT16",
@@ -279,17 +294,37 @@ _BITS = {
 }  # fmt: skip
 
 
-def ge_dtype(torch_dtype: Any) -> int:
-    """The GE DataType value of a torch dtype; TypeError for dtypes GE has no type for."""
+def _ge_name(torch_dtype: Any) -> str:
     name = str(torch_dtype).removeprefix("torch.")
     if name not in _TORCH_TO_GE:
-        raise TypeError(f"torch dtype {torch_dtype} has no GE DataType; supported: {sorted(_TORCH_TO_GE)}")
-    return DataType.Value(_TORCH_TO_GE[name])
+        raise TypeError(f"torch dtype {torch_dtype} has no GE data type; supported: {sorted(_TORCH_TO_GE)}")
+    return _TORCH_TO_GE[name]
 
 
-def ge_dtype_nbytes(dtype: int, numel: int) -> int | None:
-    """Bytes that ``numel`` packed elements of GE ``dtype`` occupy; None when the type has no fixed width."""
-    name = DataType.Name(dtype) if dtype in DataType.values() else None
+def proto_dtype(torch_dtype: Any) -> int:
+    """EX-7: the protobuf ``DataType`` number of a torch dtype, for ``TensorDescriptor.dtype``; TypeError for
+    dtypes GE has no type for."""
+    return DataType.Value(_ge_name(torch_dtype))
+
+
+def cpp_dtype(torch_dtype: Any) -> int:
+    """EX-6/EX-7: GE's C++ ``ge::DataType`` number of a torch dtype, for a ``dt`` attr (FileConstant's ``dtype``);
+    TypeError for dtypes GE has no type for."""
+    return CPP_DATA_TYPES[_ge_name(torch_dtype)]
+
+
+def proto_dtype_name(value: int) -> str | None:
+    """``DT_...`` of a protobuf ``DataType`` number (a ``TensorDescriptor.dtype``), None if it names no type."""
+    return DataType.Name(value) if value in DataType.values() else None
+
+
+def cpp_dtype_name(value: int) -> str | None:
+    """``DT_...`` of a C++ ``ge::DataType`` number (a ``dt`` attr), None if it names no type."""
+    return _CPP_NAMES.get(value)
+
+
+def dtype_nbytes(name: str | None, numel: int) -> int | None:
+    """Bytes that ``numel`` packed elements of the GE type ``name`` occupy; None when it has no fixed width."""
     if name not in _BITS:
         return None
     return (numel * _BITS[name] + 7) // 8

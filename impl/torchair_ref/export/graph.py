@@ -238,7 +238,7 @@ def _desc(value: Any) -> Any:
     """The descriptor of one output: a tensor's dtype and shape (-1 for symbolic dims); scalars have shape []."""
     desc = ge_ir.TensorDescriptor(layout="ND")
     if isinstance(value, torch.Tensor):
-        desc.dtype = ge_ir.ge_dtype(value.dtype)
+        desc.dtype = ge_ir.proto_dtype(value.dtype)
         desc.shape.dim.extend(int(d) if is_concrete_int(d) else -1 for d in value.shape)
     elif isinstance(value, (bool, torch.SymBool)):
         desc.dtype = ge_ir.DataType.Value("DT_BOOL")
@@ -273,7 +273,7 @@ def set_attr(attr: Any, value: Any, schema_type: str = "") -> bool:
     elif isinstance(value, str):
         attr.s = value.encode()
     elif isinstance(value, torch.dtype):
-        attr.dt = ge_ir.ge_dtype(value)
+        attr.dt = ge_ir.cpp_dtype(value)
     elif isinstance(value, (list, tuple)):
         lst = attr.list
         if not value:
@@ -282,7 +282,7 @@ def set_attr(attr: Any, value: Any, schema_type: str = "") -> bool:
             return True
         for test, fname, kind in _LIST_KINDS:
             if all(test(v) for v in value):
-                values = [ge_ir.ge_dtype(v) for v in value] if fname == "dt" else value
+                values = [ge_ir.cpp_dtype(v) for v in value] if fname == "dt" else value
                 values = [v.encode() for v in values] if fname == "s" else values
                 getattr(lst, fname).extend(values)
                 lst.val_type = ge_ir.ListValueType.Value(kind)
@@ -454,14 +454,15 @@ def _attr_lines(attr: Any, indent: int) -> list[str]:
 
 
 def _dtype_name(value: int) -> str:
-    return ge_ir.DataType.Name(value) if value in ge_ir.DataType.values() else str(value)
+    """A ``dt`` attr's type by name: ``dt`` attrs hold GE's C++ numbering, not the protobuf enum (GE_IR.md)."""
+    return ge_ir.cpp_dtype_name(value) or str(value)
 
 
 def to_pbtxt(graph: Any) -> str:
     """EX-8: the readable dump, one ``node { name op input attr output_desc }`` block per op.
 
-    Dtypes appear by enum name (``dtype: DT_BF16`` in output descs, ``dt: DT_BF16`` in attrs). Tensor data of
-    ``Const`` ops is left out (a comment gives its size) so that the dump stays readable.
+    Dtypes appear by name (``dtype: DT_BF16`` in output descs, ``dt: DT_BF16`` in attrs, each read in its own
+    numbering). Tensor data of ``Const`` ops is left out (a comment gives its size) so that the dump stays readable.
     """
     lines: list[str] = []
     for op in graph.op:

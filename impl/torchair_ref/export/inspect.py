@@ -57,8 +57,13 @@ class Summary:
         return all(w.ok for w in self.weights)
 
 
-def _dtype_name(value: int) -> str:
-    return ge_ir.DataType.Name(value) if value in ge_ir.DataType.values() else f"DT_<{value}>"
+def _dtype_name(name: str | None, value: int) -> str:
+    return name or f"DT_<{value}>"
+
+
+def _desc_dtype_name(value: int) -> str:
+    """A ``TensorDescriptor.dtype`` by name (protobuf numbering, GE_IR.md)."""
+    return _dtype_name(ge_ir.proto_dtype_name(value), value)
 
 
 def read_model(path: str) -> Any:
@@ -83,16 +88,23 @@ def _weight(op: Any, air_dir: str) -> WeightInfo:
         desc = op.attr["value"].t.desc if "value" in op.attr else (op.output_desc[0] if op.output_desc else None)
         dtype, shape = (desc.dtype, list(desc.shape.dim)) if desc is not None else (0, [])
         data_len = len(op.attr["value"].t.data) if "value" in op.attr else 0
-        expected = ge_ir.ge_dtype_nbytes(dtype, math.prod(shape))
-        return WeightInfo(op.name, "Const", _dtype_name(dtype), shape, expected, ok=expected in (None, data_len))
+        name = ge_ir.proto_dtype_name(dtype)
+        expected = ge_ir.dtype_nbytes(name, math.prod(shape))
+        return WeightInfo(op.name, "Const", _dtype_name(name, dtype), shape, expected, ok=expected in (None, data_len))
     shape = list(op.attr["shape"].list.i) if "shape" in op.attr else list(op.output_desc[0].shape.dim)
-    dtype = op.attr["dtype"].dt if "dtype" in op.attr else op.output_desc[0].dtype
+    # The dtype attr is a dt attr (GE's C++ numbering); the output desc uses the protobuf enum (GE_IR.md).
+    if "dtype" in op.attr:
+        dtype = op.attr["dtype"].dt
+        name = ge_ir.cpp_dtype_name(dtype)
+    else:
+        dtype = op.output_desc[0].dtype
+        name = ge_ir.proto_dtype_name(dtype)
     raw = op.attr["file_path"].s.decode("utf-8", "replace") if "file_path" in op.attr else ""
     path = raw if os.path.isabs(raw) else os.path.join(air_dir, raw)
-    expected = ge_ir.ge_dtype_nbytes(dtype, math.prod(shape))
+    expected = ge_ir.dtype_nbytes(name, math.prod(shape))
     size = os.path.getsize(path) if raw and os.path.isfile(path) else None
     ok = size is not None and expected in (None, size)
-    return WeightInfo(op.name, "FileConstant", _dtype_name(dtype), shape, expected, path, size, ok)
+    return WeightInfo(op.name, "FileConstant", _dtype_name(name, dtype), shape, expected, path, size, ok)
 
 
 def summarize(path: str) -> Summary:
@@ -106,9 +118,9 @@ def summarize(path: str) -> Summary:
             desc = op.output_desc[0] if op.output_desc else ge_ir.TensorDescriptor()
             index = op.attr["index"].i if "index" in op.attr else None
             inputs.append(
-                {"name": op.name, "index": index, "dtype": _dtype_name(desc.dtype), "shape": list(desc.shape.dim)}
+                {"name": op.name, "index": index, "dtype": _desc_dtype_name(desc.dtype), "shape": list(desc.shape.dim)}
             )
-    dtypes = Counter(_dtype_name(d.dtype) for op in graph.op for d in op.output_desc)
+    dtypes = Counter(_desc_dtype_name(d.dtype) for op in graph.op for d in op.output_desc)
     return Summary(
         path=path,
         model_name=model.name,

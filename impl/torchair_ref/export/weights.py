@@ -111,7 +111,8 @@ def _to_file_constant(op: Any, path: str) -> None:
     del op.attr["index"]
     op.attr["shape"].list.i.extend(desc.shape.dim)
     op.attr["shape"].list.val_type = ge_ir.ListValueType.Value("VT_LIST_INT")
-    op.attr["dtype"].dt = desc.dtype
+    # A dt attr: GE's C++ numbering, not the protobuf enum of the descriptor (EX-6, GE_IR.md).
+    op.attr["dtype"].dt = ge_ir.CPP_DATA_TYPES[ge_ir.DataType.Name(desc.dtype)]
     op.attr["file_path"].s = path.encode()
     op.attr["file_id"].s = b""
 

@@ -15,6 +15,7 @@ import inspect
 import logging
 import os
 import shutil
+import sys
 import types
 import warnings
 from typing import Any, Callable
@@ -191,6 +192,7 @@ class CachedFunction:
             options_string(self._config),
             self._dynamic,
             paths.cache_tags(self._config.mode, self._ge_cache),
+            deterministic_level=paths.npu_deterministic_level(sys.modules),
         )
         dist = paths.dist_level(
             world_size=world_size, process_rank=process_rank, global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank

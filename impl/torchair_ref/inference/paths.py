@@ -11,7 +11,15 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
-__all__ = ["CACHE_HOME_ENV", "resolve_root", "cache_tags", "model_info", "dist_level", "cache_file"]
+__all__ = [
+    "CACHE_HOME_ENV",
+    "resolve_root",
+    "cache_tags",
+    "npu_deterministic_level",
+    "model_info",
+    "dist_level",
+    "cache_file",
+]
 
 CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
 _DEFAULT_DIRNAME = ".torchair_cache"
@@ -47,11 +55,27 @@ def cache_tags(mode: str, ge_cache: bool) -> list[str]:
     return ["gecache"] if ge_cache else []
 
 
-def model_info(class_name: str, module_repr: str, options: str, dynamic: bool, tags: Sequence[str]) -> str:
-    """CC-8: ``<ClassName>_<dynamic|static>[_<tag>...]_<md5 of module_repr + options>``."""
+def npu_deterministic_level(modules: Mapping[str, object]) -> int:
+    """CC-8: ``torch_npu.npu._get_deterministic_level()`` when ``torch_npu`` is among the imported ``modules``
+    (pass ``sys.modules``; it is never imported here), else 0."""
+    torch_npu = modules.get("torch_npu")
+    if torch_npu is None:
+        return 0
+    level = torch_npu.npu._get_deterministic_level()  # type: ignore[attr-defined]
+    if type(level) is not int:
+        raise TypeError(f"torch_npu.npu._get_deterministic_level() returned {level!r}, expected an int")
+    return level
+
+
+def model_info(
+    class_name: str, module_repr: str, options: str, dynamic: bool, tags: Sequence[str], *, deterministic_level: int
+) -> str:
+    """CC-8: ``<ClassName>_<dynamic|static>[_<tag>...]_<md5>``, the md5 of
+    ``module_repr + options + "|npu_deterministic_level=" + str(deterministic_level)``."""
     _check_component("class_name", class_name)
+    key = f"{module_repr}{options}|npu_deterministic_level={deterministic_level}"
     # usedforsecurity=False: the digest is a cache key, and FIPS builds refuse md5 without it.
-    digest = hashlib.md5((module_repr + options).encode(), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()
     return "_".join([class_name, "dynamic" if dynamic else "static", *tags, digest])
 
 
