@@ -155,6 +155,7 @@ def _cold_file(impl, m, method, options, root, x, **kwargs):
     return os.path.relpath(found[0], root)
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-10")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
@@ -173,6 +174,7 @@ def test_parameter_values_never_change_the_path(impl, data):
         assert paths[0] == paths[1], f"parameter seeds {module['seed']} and {other_seed} gave paths {paths!r}"
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-10")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
