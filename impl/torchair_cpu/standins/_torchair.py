@@ -1,10 +1,10 @@
 """IMPL-4: stand-in for upstream's native ``torchair.core._torchair`` (GE session, graphs, op registry, export).
 
 Everything here that would run GE or ask CANN raises ``NeedsCANNError``. The one exception is ``export``: upstream's
-Python builds the whole export graph (a serialized ``ge.proto.GraphDef``) and hands it to the native side only to be
-written as ``<export_path_dir>/<export_name>``; the stand-in writes that same ``GraphDef`` as the single graph of a
-``ge.proto.ModelDef`` (field 7), byte for byte, adding nothing. What GE's own serializer would add or normalise is
-not imitated, so only an NPU run checks it.
+Python builds the whole export model (``GeGraph.SerializeToString()``, a serialized ``ge.proto.ModelDef``,
+ge/_ge_graph.py) and hands it to the native side to be written as ``<export_path_dir>/<export_name>``; the stand-in
+writes those bytes unchanged, adding nothing. What GE's own writer would add or normalise is not imitated, so only an
+NPU run checks it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,6 @@ import os
 from typing import Mapping, NoReturn
 
 from torchair_cpu.standins._needs import needs_cann, unavailable
-
-_MODEL_DEF_GRAPH_TAG = (7 << 3) | 2  # ModelDef.graph = 7, length-delimited
-
 
 class TorchDataType(enum.Enum):
     """The names upstream's Python maps torch dtypes to; their native values exist only in CANN."""
@@ -38,28 +35,11 @@ class TorchDataType(enum.Enum):
     COMPLEX128 = "COMPLEX128"
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def model_def_bytes(serialized_graph: bytes) -> bytes:
-    """A ``ModelDef`` whose only field is ``graph[0]`` = the given serialized ``GraphDef``."""
-    return bytes([_MODEL_DEF_GRAPH_TAG]) + _varint(len(serialized_graph)) + serialized_graph
-
-
 def export(serialized_graph: bytes, options: Mapping[str, str]) -> None:
-    """EX-3/EX-4: write upstream's export graph to ``options['export_path_dir']/options['export_name']``."""
+    """EX-3/EX-4: write upstream's serialized export model, unchanged, to ``options['export_path_dir']/options['export_name']``."""
     path = os.path.join(options["export_path_dir"], options["export_name"])
     with open(path, "wb") as handle:
-        handle.write(model_def_bytes(bytes(serialized_graph)))
+        handle.write(bytes(serialized_graph))
 
 
 def SetDebugLogPath(path: str) -> None:  # noqa: N802 - upstream's native name
