@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable, List, Mapping, Optional
 
 __all__ = ["VERSION_ENV", "CACHE_ENV", "DEFAULT_VERSION", "WheelError", "requested_version", "cache_root",
-           "source_members", "extract", "download", "ensure"]
+           "source_members", "extract", "download", "ensure", "wheel_version"]
 
 logger = logging.getLogger("torchair_cpu")
 
