@@ -15,6 +15,7 @@ from conformance.assertions import assert_cache_file_at, assert_outputs_close, a
 # IMPL-2: every test here needs a cache file written on this device.
 pytestmark = [pytest.mark.requires("cache")]
 
+
 def _config(impl):
     return [list(option) for option in harness.fast_options(impl)]
 
