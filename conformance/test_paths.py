@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_cache_file_at, assert_logged, assert_mode_0600, assert_no_cache_file,
-                                    assert_outputs_close)
+                                    assert_outputs_close, assert_worker_ok)
 
 
 def modes_of(impl):
@@ -202,7 +202,16 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
         harness.fresh_dynamo()
         pa = _cold_file(impl, ma, "forward", options, base / "a", x)
         harness.fresh_dynamo()
-        pb = _cold_file(impl, mb, "forward", options_b, base / "b", x)
+        if change == "compile option" and flag in cst.GLOBAL_FLAGS:
+            # CC-7 (b): a config with other global GE options is compiled in a process of its own.
+            job = {"module": a, "config": [list(o) for o in options_b], "cache_compile": {"cache_dir": str(base / "b")},
+                   "calls": [{"inputs": inputs}]}
+            assert_worker_ok(harness.run_worker("cold", job, impl=impl.name, cwd=base), what="CC-10 cold, other process")
+            found = harness.cache_files(base / "b")
+            assert len(found) == 1, f"expected one cache file under {base / 'b'}, found {found!r}"
+            pb = os.path.relpath(found[0], base / "b")
+        else:
+            pb = _cold_file(impl, mb, "forward", options_b, base / "b", x)
     if change == "export flag" or (change == "structure" and str(ma) == str(mb)):
         assert pa == pb, f"a {change} change that leaves str(module) and the options string alone moved {pa!r} to {pb!r}"
     else:
