@@ -24,19 +24,16 @@ def upstream() -> ModuleType:
 
 def _conformance() -> Dict[str, Any]:
     """IMPL-2: device npu, versions of torch, torch_npu and CANN, what the NPU runs, the threshold hook."""
-    import torch
-
     from torchair_npu.hooks import DIVERGENCES, threshold_hook
     from torchair_npu.versions import declared_versions
 
     torchair = upstream()
     torch_npu = importlib.import_module("torch_npu")
-    capabilities = {"cache", "reduce-overhead", "ge_cache", "rng_rejection", "threshold_override"}
-    if torch.npu.device_count() > 1:
-        capabilities.add("multi_rank_export")
+    # Multi-rank exports are gloo worlds of export processes: they trace, convert and write, and run nothing on the NPU.
+    capabilities = {"cache", "reduce-overhead", "ge_cache", "rng_rejection", "threshold_override", "multi_rank_export"}
     return {
         "device": "npu",
-        "versions": declared_versions(torch, torch_npu),
+        "versions": declared_versions(importlib.import_module("torch"), torch_npu),
         "capabilities": capabilities,
         "divergences": DIVERGENCES,
         # GE compiles and caches in max-autotune: the true default config is the fast way to a cache on an NPU.
