@@ -50,14 +50,14 @@ def _export_path(base, spec: dict):
 
 
 @pytest.mark.clause("EX-1", "EX-3", "EX-7", "EX-8")
+@pytest.mark.parametrize("dynamic", [None, False, True])
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
-def test_single_process_export_writes_the_air_and_its_dump(impl, data):
+def test_single_process_export_writes_the_air_and_its_dump(impl, dynamic, data):
     """EX-3/EX-7/EX-8: <path>/<name>.air parses with one Data per input and a NetOutput; dynamo.pbtxt dumps it;
     options.json holds the GE options."""
     spec = data.draw(cst.export_models(), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
-    dynamic = data.draw(st.one_of(st.none(), st.booleans()), label="dynamic (None: the default, False)")
     name = data.draw(st.one_of(st.none(), cst.export_names()), label="export_name (None: the default)")
     options = data.draw(cst.export_options(), label="config")
     where = data.draw(export_paths(), label="export_path")
