@@ -276,11 +276,12 @@ def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], we
         f"{[(op.name, op.attr['file_path'].s) for op in graph.op if op.type == 'FileConstant']!r}")
     held = {(op.attr["value"].t.desc.dtype, tuple(op.attr["value"].t.desc.shape.dim), op.attr["value"].t.data): op.name
             for op in graph.op if op.type == "Const" and "value" in op.attr}
-    # A one-element weight may coincide with a scalar constant the graph needs anyway: only larger ones count.
+    # A one-element weight may coincide with a scalar constant the graph needs anyway, and an integer buffer with an
+    # index list (upstream writes permutation and shape lists as Consts): only larger floating-point weights count.
     inline = []
     for tensor, *names in weights.values():
         key = _as_key(tensor)
-        if tensor.numel() > 1 and key in held:
+        if tensor.numel() > 1 and tensor.is_floating_point() and key in held:
             inline.append(f"{'='.join(names)} as Const {held[key]!r}")
     assert not inline, f"{what}: all or nothing: these weights are still inline while others are in files: {inline!r}"
     return files
