@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     models.use_device(config.stash[_IMPL].device)
     config.stash[_STATE] = {"profile": profile.name, "records": [], "stale": [], "divergence_file": None,
-                            "clauses": {}, "divergent": {}, "fixed": [], "started": time.time()}
+                            "clauses": {}, "divergent": {}, "fixed": [], "passed_draw": [], "started": time.time()}
     config.pluginmanager.register(_Results(config), "conformance-results")
 
 
@@ -127,7 +127,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         reason = f"known divergence of {impl.name} from {entry.clause}: {entry.reason}"
         if entry.clause not in state["clauses"][item.nodeid]:
             reason += f" (note: the test is marked {state['clauses'][item.nodeid]}, not {entry.clause})"
-        state["divergent"][item.nodeid] = f"{entry.clause}: {entry.reason}"
+        state["divergent"][item.nodeid] = entry
         item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
 
 
@@ -150,16 +150,22 @@ class _Results:
         elif xfail is not None and report.skipped:
             outcome = "xfailed"
         elif xfail is not None:
-            # A listed divergence that now passes: the implementation fixed it (the entry can go).
+            # A listed divergence that now passes: the implementation fixed it (the entry can go), unless it shows
+            # only for some draws.
             outcome = "xpassed"
-            state["fixed"].append(f"{report.nodeid} ({state['divergent'].get(report.nodeid, xfail)})")
+            entry = state["divergent"].get(report.nodeid)
+            if entry is not None and entry.draw_dependent:
+                state["passed_draw"].append(report.nodeid)
+            else:
+                state["fixed"].append(f"{report.nodeid} ({entry.clause + ': ' + entry.reason if entry else xfail})")
         else:
             outcome = report.outcome
         message = None
         if report.failed:
             message = str(report.longrepr)[-2000:]
         elif xfail is not None:
-            message = ("fixed upstream: " if outcome == "xpassed" else "") + xfail
+            message = (("passed for these draws: " if report.nodeid in state["passed_draw"] else "fixed upstream: ")
+                       if outcome == "xpassed" else "") + xfail
         elif report.skipped and isinstance(report.longrepr, tuple):
             message = report.longrepr[2]
         state["records"].append({
@@ -173,7 +179,7 @@ class _Results:
             "versions": dict(impl.versions),
             "profile": state["profile"],
             "message": message,
-            "fixed_upstream": outcome == "xpassed",
+            "fixed_upstream": outcome == "xpassed" and report.nodeid not in state["passed_draw"],
         })
 
 
@@ -182,6 +188,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if state["fixed"]:
         terminalreporter.section("fixed upstream (listed known divergences that passed: remove their entries)")
         for line in state["fixed"]:
+            terminalreporter.line(line)
+    if state["passed_draw"]:
+        terminalreporter.section("draw-dependent known divergences that passed for this run's draws (no evidence of a fix)")
+        for line in state["passed_draw"]:
             terminalreporter.line(line)
     if state["stale"]:
         terminalreporter.section("stale known divergences (they match no test)")

@@ -4,7 +4,8 @@
 declare ``torchair``), else its module name. An entry names a whole test: ``test_file.py::test_name`` matches that
 test and every parametrized case of it (``test_name[...]``); ``test_file.py::test_name[params]`` matches that case
 only. A matching test becomes an xfail (or a skip, with ``--known-divergences=skip``); one that then passes is
-reported as fixed upstream. Entries that match no collected test are reported as stale. Blank lines and ``#``
+reported as fixed upstream, unless its reason starts with ``draw-dependent:`` (the divergence shows only for some
+hypothesis draws, so a pass proves nothing). Entries that match no collected test are reported as stale. Blank lines and ``#``
 comments are ignored.
 """
 
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-__all__ = ["Divergence", "DIVERGENCE_DIR", "default_file", "parse", "matches", "match"]
+__all__ = ["Divergence", "DIVERGENCE_DIR", "DRAW_DEPENDENT", "default_file", "parse", "matches", "match"]
 
 DIVERGENCE_DIR = Path(__file__).resolve().parent / "known_divergences"
+DRAW_DEPENDENT = "draw-dependent:"
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,11 @@ class Divergence:
     clause: str
     reason: str
     line: int
+
+    @property
+    def draw_dependent(self) -> bool:
+        """Whether the divergence shows only for some draws (an XPASS then is no evidence of a fix)."""
+        return self.reason.startswith(DRAW_DEPENDENT)
 
 
 def default_file(list_name: str) -> Optional[Path]:

@@ -77,6 +77,8 @@ def test_divergence_files_parse_match_and_report_stale():
     # Whole test ids only: not a raw prefix (test_x_more, b.py::test_b), one case when the entry names it.
     assert sorted(matched) == ["a.py::test_x[1]", "a.py::test_z[2]"] and matched["a.py::test_x[1]"].clause == "CC-1"
     assert [e.test for e in stale] == ["b.py::"]
+    assert not entries[0].draw_dependent
+    assert divergences.parse("a.py::t[True] | EX-6 | draw-dependent: only some models\n")[0].draw_dependent
     with pytest.raises(ValueError, match=":1:"):
         divergences.parse("only | two\n", "f.txt")
 
