@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     models.use_device(config.stash[_IMPL].device)
     config.stash[_STATE] = {"profile": profile.name, "records": [], "stale": [], "divergence_file": None,
-                            "clauses": {}, "started": time.time()}
+                            "clauses": {}, "divergent": {}, "fixed": [], "passed_draw": [], "started": time.time()}
     config.pluginmanager.register(_Results(config), "conformance-results")
 
 
@@ -68,7 +68,7 @@ def pytest_report_header(config: pytest.Config) -> List[str]:
         f"conformance: capabilities {sorted(impl.capabilities) or 'none declared'}; "
         f"hooks {sorted(impl.hooks) or 'none'}",
         f"conformance: hypothesis profile {state['profile']}; known divergences "
-        f"{config.getoption('known_divergences_file') or divergences.default_file(impl.name) or 'none'}",
+        f"{config.getoption('known_divergences_file') or divergences.default_file(impl.divergences) or 'none'}",
     ]
 
 
@@ -114,20 +114,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             "every conformance test must carry @pytest.mark.clause(<known SPEC IDs>); "
             f"unmarked: {unmarked}; unknown IDs: {unknown}")
 
-    path = config.getoption("known_divergences_file") or divergences.default_file(impl.name)
+    path = config.getoption("known_divergences_file") or divergences.default_file(impl.divergences)
     if not path:
         return
     state["divergence_file"] = str(path)
     entries = divergences.parse(Path(path).read_text(encoding="utf-8"), str(path))
     ids = {_suite_id(item): item for item in items}
     matched, stale = divergences.match(entries, ids)
-    state["stale"] = [f"{path}:{e.line}: {e.prefix} | {e.clause}" for e in stale]
+    state["stale"] = [f"{path}:{e.line}: {e.test} | {e.clause}" for e in stale]
     as_skip = config.getoption("known_divergences") == "skip"
     for test_id, entry in matched.items():
         item = ids[test_id]
         reason = f"known divergence of {impl.name} from {entry.clause}: {entry.reason}"
         if entry.clause not in state["clauses"][item.nodeid]:
             reason += f" (note: the test is marked {state['clauses'][item.nodeid]}, not {entry.clause})"
+        state["divergent"][item.nodeid] = entry
         item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
 
 
@@ -147,15 +148,25 @@ class _Results:
         xfail = getattr(report, "wasxfail", None)
         if report.when == "teardown":
             outcome = "error"
+        elif xfail is not None and report.skipped:
+            outcome = "xfailed"
         elif xfail is not None:
-            outcome = "xfailed" if report.skipped else "xpassed"
+            # A listed divergence that now passes: the implementation fixed it (the entry can go), unless it shows
+            # only for some draws.
+            outcome = "xpassed"
+            entry = state["divergent"].get(report.nodeid)
+            if entry is not None and entry.draw_dependent:
+                state["passed_draw"].append(report.nodeid)
+            else:
+                state["fixed"].append(f"{report.nodeid} ({entry.clause + ': ' + entry.reason if entry else xfail})")
         else:
             outcome = report.outcome
         message = None
         if report.failed:
             message = str(report.longrepr)[-2000:]
         elif xfail is not None:
-            message = xfail
+            message = (("passed for these draws: " if report.nodeid in state["passed_draw"] else "fixed upstream: ")
+                       if outcome == "xpassed" else "") + xfail
         elif report.skipped and isinstance(report.longrepr, tuple):
             message = report.longrepr[2]
         state["records"].append({
@@ -169,11 +180,20 @@ class _Results:
             "versions": dict(impl.versions),
             "profile": state["profile"],
             "message": message,
+            "fixed_upstream": outcome == "xpassed" and report.nodeid not in state["passed_draw"],
         })
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash[_STATE]
+    if state["fixed"]:
+        terminalreporter.section("fixed upstream (listed known divergences that passed: remove their entries)")
+        for line in state["fixed"]:
+            terminalreporter.line(line)
+    if state["passed_draw"]:
+        terminalreporter.section("draw-dependent known divergences that passed for this run's draws (no evidence of a fix)")
+        for line in state["passed_draw"]:
+            terminalreporter.line(line)
     if state["stale"]:
         terminalreporter.section("stale known divergences (they match no test)")
         for line in state["stale"]:
@@ -200,6 +220,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "exit_status": int(exitstatus),
         "divergence_file": state["divergence_file"],
         "stale_divergences": state["stale"],
+        "fixed_upstream": state["fixed"],
         "tests": state["records"],
     }
     if path.endswith(("/", os.sep)) or os.path.isdir(path):

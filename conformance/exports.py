@@ -108,7 +108,8 @@ def weight_sizes(weights: Mapping[str, Sequence[Any]]) -> List[int]:
 
 # --- dynamo.pbtxt -----------------------------------------------------------------------------------------------
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A quoted string: "..." or '...' (upstream writes attr values as single-quoted text that holds braces and quotes).
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
 _FIELD = re.compile(r'^\s*(name|op|input)\s*:\s*("(?:[^"\\]|\\.)*")\s*$')
 
 

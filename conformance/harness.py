@@ -28,6 +28,7 @@ from conformance.oracle import FILE_NAME
 
 __all__ = [
     "make_config",
+    "fast_options",
     "fresh_dynamo",
     "unique_graphs",
     "Captured",
@@ -59,6 +60,14 @@ def make_config(impl: Implementation, options: Sequence[Tuple[str, Any]]) -> Any
             target = getattr(target, group)
         setattr(target, leaf, value)
     return config
+
+
+def fast_options(impl: Implementation) -> List[Tuple[str, Any]]:
+    """IMPL-2: the assignments a compile-heavy property adds: the implementation's ``fast_cache_config()``, or none
+    under a profile that uses the true default config (``nightly``)."""
+    from conformance import profiles
+
+    return [] if profiles.active().true_default_config else impl.fast_cache_options()
 
 
 def fresh_dynamo() -> None:

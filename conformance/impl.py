@@ -1,7 +1,7 @@
 """Resolving the implementation under test (SPEC IMPL-1..IMPL-3).
 
 The module name comes from one switch: ``--impl`` on the command line, else ``$TORCHAIR_CONFORMANCE_IMPL``, else
-``torchair_ref``. ``torch_npu`` is imported first only for ``--impl torchair`` (IMPL-3): with ``torch_npu``
+``torchair_ref``. ``torch_npu`` is imported first only for ``--impl torchair`` and ``--impl torchair_npu`` (IMPL-3): with ``torch_npu``
 installed and no CANN, even ``import torch`` fails, so a CPU run must never touch it.
 """
 
@@ -12,14 +12,14 @@ import logging
 import os
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, ContextManager, Mapping, Optional
+from typing import Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
 __all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name"]
 
 ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
 DEFAULT_IMPL = "torchair_ref"
 # Implementations that live inside torch_npu: importing them needs `import torch_npu` first (IMPL-3).
-_NEEDS_TORCH_NPU = {"torchair"}
+_NEEDS_TORCH_NPU = {"torchair", "torchair_npu"}
 _SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger")
 _INFERENCE_SURFACE = ("cache_compile", "readable_cache")
 
@@ -38,6 +38,7 @@ class Implementation:
     versions: Mapping[str, Any] = field(default_factory=dict)
     capabilities: frozenset = frozenset()
     hooks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    divergences: str = ""
 
     @property
     def CompilerConfig(self) -> type:  # noqa: N802 - mirrors the implementation's name
@@ -66,6 +67,12 @@ class Implementation:
     def has(self, capability: str) -> bool:
         """IMPL-2: whether the implementation declares ``capability``."""
         return capability in self.capabilities
+
+    def fast_cache_options(self) -> List[Tuple[str, Any]]:
+        """IMPL-2 ``fast_cache_config()``: the CF-1 assignments with which this implementation writes a cache
+        quickly on its device; none (its true default config) when it offers no such hook."""
+        hook = self.hooks.get("fast_cache_config")
+        return [] if hook is None else [(str(path), value) for path, value in hook()]
 
     def threshold_override(self, nbytes: int) -> Optional[ContextManager[Any]]:
         """IMPL-2: the ``set_externalize_threshold`` hook as a context manager, or None when not offered."""
@@ -124,4 +131,5 @@ def resolve(name: str) -> Implementation:
         versions=versions,
         capabilities=frozenset(declared.get("capabilities") or ()),
         hooks=hooks,
+        divergences=str(declared.get("divergences") or name),
     )

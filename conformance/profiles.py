@@ -1,7 +1,7 @@
 """Hypothesis profiles (``dev``, ``ci``, ``nightly``) and the per-cost example budgets derived from them.
 
-``ci`` is the default: the whole suite in under 10 minutes on 2 cores against the reference, with the fast eager
-graph compiler (``debug.run_eagerly``) for most properties. ``nightly`` draws many more examples, uses the
+``ci`` is the default: the whole suite in under 10 minutes on 2 cores against the reference, with the
+implementation's ``fast_cache_config()`` (IMPL-2; the reference's eager graph compiler) for most properties. ``nightly`` draws many more examples, uses the
 implementation's true default config and larger cases. ``dev`` is the smallest, for editing.
 Select one with ``--hypothesis-profile NAME`` or ``$HYPOTHESIS_PROFILE``. ``$TORCHAIR_HYPOTHESIS_DB`` names a
 folder for hypothesis's example database in every profile (the nightly pipeline keeps it between nights, so a
@@ -30,7 +30,7 @@ class Profile:
     # Examples per property by cost: "cheap" (no compile), "compile" (in-process compiles), "process" (fresh
     # subprocesses per example), "inductor" (the implementation's default graph compiler).
     budgets: Dict[str, int]
-    # Whether compile-heavy properties use the implementation's true default config instead of run_eagerly.
+    # Whether compile-heavy properties use the implementation's true default config instead of its fast_cache_config.
     true_default_config: bool
     # Upper bound on layer widths and depths of drawn modules and on input dims.
     max_width: int

@@ -25,6 +25,7 @@ __all__ = [
     "module_specs",
     "input_specs",
     "config_options",
+    "GLOBAL_FLAGS",
     "mode_of",
     "path_segments",
     "cache_roots",
@@ -41,6 +42,9 @@ MODES = ("max-autotune", "reduce-overhead")
 COMPILE_FLAGS = ("ge_config.enable_single_stream", "experimental_config.frozen_parameter")
 EXPORT_FLAGS = ("export.experimental.auto_atc_config_generated", "export.experimental.enable_record_nn_module_stack")
 BOOL_OPTIONS = ("debug.run_eagerly",) + COMPILE_FLAGS + EXPORT_FLAGS
+# CC-7 (b): options that upstream passes to GE's one-per-process initialisation (global options, CF-3); configs that
+# differ in them are compiled in separate processes.
+GLOBAL_FLAGS = ("ge_config.enable_single_stream",)
 ROOT_KINDS = ("absolute", "relative", "env", "default", "chdir")
 
 
@@ -121,19 +125,21 @@ def input_specs(draw: st.DrawFn, module: Dict[str, Any], *,
 
 
 @st.composite
-def config_options(draw: st.DrawFn, *, modes: Sequence[str] = ("max-autotune",), eager: bool = True
-                   ) -> List[Tuple[str, Any]]:
-    """CF-1 assignments ``(dotted.path, value)`` in a drawn order; ``debug.run_eagerly = True`` when ``eager``."""
+def config_options(draw: st.DrawFn, *, modes: Sequence[str] = ("max-autotune",),
+                   fast: Sequence[Tuple[str, Any]] = (), global_options: bool = True) -> List[Tuple[str, Any]]:
+    """CF-1 assignments ``(dotted.path, value)`` in a drawn order, followed by ``fast`` (the implementation's
+    ``fast_cache_config``, IMPL-2); without ``global_options`` nothing that changes GE's global options is drawn
+    (CC-7 (b): for configs compiled one after another in one process)."""
     assignments: List[Tuple[str, Any]] = []
     mode = draw(st.sampled_from(list(modes)), label="mode")
     if mode != "max-autotune" or draw(st.booleans(), label="set_default_mode_explicitly"):
         assignments.append(("mode", mode))
     for path in COMPILE_FLAGS + EXPORT_FLAGS:
+        if path in GLOBAL_FLAGS and not global_options:
+            continue
         if draw(st.booleans(), label=f"set {path}"):
             assignments.append((path, draw(st.booleans(), label=path)))
-    if eager:
-        assignments.append(("debug.run_eagerly", True))
-    return draw(st.permutations(assignments), label="config_assignments")
+    return draw(st.permutations(assignments), label="config_assignments") + list(fast)
 
 
 def mode_of(options: Sequence[Tuple[str, Any]]) -> str:

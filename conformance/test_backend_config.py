@@ -24,7 +24,7 @@ def _modes(impl):
 @given(data=st.data())
 @settings(max_examples=profiles.examples("cheap"))
 def test_backend_with_a_different_config_is_rejected(impl, data):
-    options = data.draw(cst.config_options(modes=cst.MODES, eager=False), label="config")
+    options = data.draw(cst.config_options(modes=cst.MODES), label="config")
     path = data.draw(st.sampled_from(["mode"] + list(cst.COMPILE_FLAGS) + list(cst.EXPORT_FLAGS)
                                      + ["debug.run_eagerly"]), label="differing_option")
     config = harness.make_config(impl, options)
@@ -47,12 +47,13 @@ def test_backend_with_an_equal_but_separately_built_config_is_accepted(impl, opt
     impl.cache_compile(m.forward, config=harness.make_config(impl, options), backend=backend)
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-4")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_backend_only_uses_its_config_for_the_path(impl, data):
     module = data.draw(cst.module_specs(max_depth=3), label="module")
-    options = data.draw(cst.config_options(modes=_modes(impl), eager=not profiles.active().true_default_config),
+    options = data.draw(cst.config_options(modes=_modes(impl), fast=harness.fast_options(impl), global_options=False),
                         label="config")
     given_as = data.draw(st.sampled_from(["backend only", "config and same backend"]), label="given_as")
     inputs = data.draw(cst.input_specs(module, layouts=("contiguous",)), label="inputs")
@@ -71,6 +72,7 @@ def test_backend_only_uses_its_config_for_the_path(impl, data):
         assert_outputs_close(out, m(*x), what="compiled vs eager")
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-4", "CC-7")
 @pytest.mark.uses_default_config
 @given(data=st.data())
@@ -95,13 +97,14 @@ def _doubled_gelu(x, approximate="none"):
     return x * 2.0
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-19")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_custom_decompositions_are_applied(impl, data):
     width = data.draw(st.integers(1, profiles.active().max_width), label="width")
     batch = data.draw(st.integers(2, 6), label="batch")
-    options = data.draw(cst.config_options(eager=not profiles.active().true_default_config), label="config")
+    options = data.draw(cst.config_options(fast=harness.fast_options(impl), global_options=False), label="config")
     harness.fresh_dynamo()
     spec = {"class_name": "DecompNet", "in_features": width,
             "layers": [{"kind": "linear", "out": width, "bias": True}, {"kind": "act", "fn": "gelu"}]}

@@ -50,14 +50,14 @@ def _export_path(base, spec: dict):
 
 
 @pytest.mark.clause("EX-1", "EX-3", "EX-7", "EX-8")
+@pytest.mark.parametrize("dynamic", [None, False, True])
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
-def test_single_process_export_writes_the_air_and_its_dump(impl, data):
+def test_single_process_export_writes_the_air_and_its_dump(impl, dynamic, data):
     """EX-3/EX-7/EX-8: <path>/<name>.air parses with one Data per input and a NetOutput; dynamo.pbtxt dumps it;
     options.json holds the GE options."""
     spec = data.draw(cst.export_models(), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
-    dynamic = data.draw(st.one_of(st.none(), st.booleans()), label="dynamic (None: the default, False)")
     name = data.draw(st.one_of(st.none(), cst.export_names()), label="export_name (None: the default)")
     options = data.draw(cst.export_options(), label="config")
     where = data.draw(export_paths(), label="export_path")
@@ -192,13 +192,13 @@ def test_module_stacks_are_recorded_only_when_asked(impl, data):
 
 
 @pytest.mark.clause("EX-9", "EX-7")
+@pytest.mark.parametrize("dynamic", [False, True])
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
-def test_dynamic_exports_have_symbolic_dims(impl, data):
+def test_dynamic_exports_have_symbolic_dims(impl, dynamic, data):
     """EX-9/EX-7: dynamic=True writes the inputs' batch dims as -1; dynamic=False writes every dim as it is."""
     spec = data.draw(cst.export_models(max_depth=2), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
-    dynamic = data.draw(st.booleans(), label="dynamic")
     with harness.scratch() as base:
         harness.export_model(impl, spec, batch, 0, str(base / "out"), dynamic=dynamic)
         graph = exports.load_air(base / "out" / "export.air").graph[0]

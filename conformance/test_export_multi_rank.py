@@ -61,14 +61,14 @@ def _check_rank(out, base, spec, batch, rank: int, *, name: str, dynamic: bool, 
 
 
 @pytest.mark.clause("EX-4", "EX-6", "EX-7", "EX-8")
+@pytest.mark.parametrize("dynamic", [False, True])
 @given(data=st.data())
 @settings(max_examples=profiles.examples("process"))
-def test_each_rank_writes_its_own_air_and_rank_directory(impl, data):
+def test_each_rank_writes_its_own_air_and_rank_directory(impl, dynamic, data):
     """EX-4: in a 2-rank world each rank writes <name><rank>.air and rank_<rank>/{dynamo.pbtxt,options.json} (+ its
     weight files), with the all_reduce kept in its graph."""
     spec = data.draw(cst.export_models(max_depth=2, all_reduce=True), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
-    dynamic = data.draw(st.booleans(), label="dynamic")
     name = data.draw(cst.export_names(), label="export_name")
     thresholds = [None, 0] if impl.has("threshold_override") else [None]
     threshold = data.draw(st.sampled_from(thresholds), label="threshold (None: the real one)")

@@ -12,11 +12,12 @@ from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import assert_cache_file_at, assert_outputs_close, assert_worker_ok
 
-_EAGER = [["debug.run_eagerly", True]]
+# IMPL-2: every test here needs a cache file written on this device.
+pytestmark = [pytest.mark.requires("cache")]
 
 
-def _config():
-    return [] if profiles.active().true_default_config else _EAGER
+def _config(impl):
+    return [list(option) for option in harness.fast_options(impl)]
 
 
 def _first_mismatch(shape, stride, cached_shape, cached_stride):
@@ -47,7 +48,7 @@ def test_first_warm_call_checks_sizes_and_strides(impl, data):
     expected_tensor = models.make_input(cold)
     got_tensor = models.make_input(warm)
     message = _first_mismatch(got_tensor.shape, got_tensor.stride(), expected_tensor.shape, expected_tensor.stride())
-    job = {"module": module, "config": _config(), "cache_compile": {"dynamic": False}}
+    job = {"module": module, "config": _config(impl), "cache_compile": {"dynamic": False}}
     with harness.scratch() as base:
         job["cache_compile"]["cache_dir"] = str(base / "cache")
         assert_worker_ok(harness.run_worker("cold", {**job, "calls": [{"inputs": [cold]}]}, impl=impl.name, cwd=base),
@@ -70,7 +71,7 @@ def test_outputs_carry_no_autograd_graph(impl, data):
     m = models.build_module(module["structure"], module["seed"])
     x = [t.requires_grad_(input_requires_grad) if t.is_leaf else t for t in models.make_inputs(inputs)]
     with harness.scratch() as base:
-        out = impl.cache_compile(m.forward, config=harness.make_config(impl, [tuple(o) for o in _config()]),
+        out = impl.cache_compile(m.forward, config=harness.make_config(impl, [tuple(o) for o in _config(impl)]),
                                  cache_dir=str(base))(*x)
     assert not out.requires_grad and out.grad_fn is None, (
         f"CC-16: output requires_grad={out.requires_grad}, grad_fn={out.grad_fn}")
@@ -88,7 +89,7 @@ def test_keyword_dataclass_list_and_int_inputs_and_tuple_outputs(impl, data):
     dynamic = data.draw(st.booleans(), label="dynamic")
     seed = data.draw(cst.seeds, label="seed")
     module = {"kind": "special", "name": "kwargs", "width": width, "seed": seed}
-    job = {"module": module, "config": _config(), "cache_compile": {"dynamic": dynamic},
+    job = {"module": module, "config": _config(impl), "cache_compile": {"dynamic": dynamic},
            "calls": [{"special": {"batch": batch, "seed": seed, "step": step}}], "compare_eager": True}
     with harness.scratch() as base:
         job["cache_compile"]["cache_dir"] = str(base / "cache")
@@ -111,7 +112,7 @@ def test_unregistered_closure_and_global_tensors_are_rebound_on_warm_start(impl,
     dynamic = data.draw(st.booleans(), label="dynamic")
     cold_seed, warm_seed = data.draw(st.lists(cst.seeds, min_size=2, max_size=2, unique=True), label="seeds")
     offset = data.draw(st.floats(-4, 4, allow_nan=False).filter(lambda v: v != 0.0), label="warm_global_offset")
-    base_job = {"config": _config(), "cache_compile": {"dynamic": dynamic}, "compare_eager": True,
+    base_job = {"config": _config(impl), "cache_compile": {"dynamic": dynamic}, "compare_eager": True,
                 "calls": [{"special": {"batch": batch, "seed": 7}}]}
     with harness.scratch() as base:
         base_job["cache_compile"]["cache_dir"] = str(base / "cache")

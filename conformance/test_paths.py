@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_cache_file_at, assert_logged, assert_mode_0600, assert_no_cache_file,
-                                    assert_outputs_close)
+                                    assert_outputs_close, assert_worker_ok)
 
 
 def modes_of(impl):
@@ -22,17 +22,14 @@ def modes_of(impl):
     return cst.MODES if impl.has("reduce-overhead") else ("max-autotune",)
 
 
-def _eager_mode() -> bool:
-    return not profiles.active().true_default_config
-
-
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-7", "CC-8", "CC-9", "CC-11", "CC-20")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_first_call_writes_the_cache_file_at_the_formula_path(impl, data):
     module = data.draw(cst.module_specs(dtypes=("float32", "float64", "bfloat16")), label="module")
     method = data.draw(st.sampled_from(models.METHODS), label="method")
-    options = data.draw(cst.config_options(modes=modes_of(impl), eager=_eager_mode()), label="config")
+    options = data.draw(cst.config_options(modes=modes_of(impl), fast=harness.fast_options(impl), global_options=False), label="config")
     dynamic = data.draw(st.booleans(), label="dynamic")
     ge_cache = data.draw(st.booleans(), label="ge_cache")
     ranks = data.draw(cst.ranks(), label="ranks")
@@ -63,7 +60,7 @@ def test_first_call_writes_the_cache_file_at_the_formula_path(impl, data):
 def test_cache_compile_traces_writes_and_resolves_nothing(impl, data):
     module = data.draw(cst.module_specs(max_depth=2), label="module")
     root_spec = data.draw(cst.cache_roots(), label="root")
-    options = data.draw(cst.config_options(modes=modes_of(impl)), label="config")
+    options = data.draw(cst.config_options(modes=modes_of(impl), fast=impl.fast_cache_options()), label="config")
     harness.fresh_dynamo()
     with harness.scratch() as base:
         plan = harness.plan_root(root_spec, base)
@@ -158,13 +155,14 @@ def _cold_file(impl, m, method, options, root, x, **kwargs):
     return os.path.relpath(found[0], root)
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-10")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_parameter_values_never_change_the_path(impl, data):
     module = data.draw(cst.module_specs(max_depth=3), label="module")
     other_seed = data.draw(cst.seeds.filter(lambda s: s != module["seed"]), label="other_param_seed")
-    options = data.draw(cst.config_options(), label="config")
+    options = data.draw(cst.config_options(fast=impl.fast_cache_options(), global_options=False), label="config")
     inputs = data.draw(cst.input_specs(module, layouts=("contiguous",)), label="inputs")
     x = models.make_inputs(inputs)
     with harness.scratch() as base:
@@ -176,6 +174,7 @@ def test_parameter_values_never_change_the_path(impl, data):
         assert paths[0] == paths[1], f"parameter seeds {module['seed']} and {other_seed} gave paths {paths!r}"
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-10")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
@@ -183,7 +182,7 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
     a = data.draw(cst.module_specs(max_depth=3), label="module_a")
     b = data.draw(cst.module_specs(max_depth=3, in_features=a["structure"]["in_features"]), label="module_b")
     b["structure"]["class_name"] = a["structure"]["class_name"]
-    options = data.draw(cst.config_options(), label="config")
+    options = data.draw(cst.config_options(fast=impl.fast_cache_options(), global_options=False), label="config")
     change = data.draw(st.sampled_from(["structure", "compile option", "export flag"]), label="change")
     inputs = data.draw(cst.input_specs(a, layouts=("contiguous",)), label="inputs")
     x = models.make_inputs(inputs)
@@ -203,7 +202,16 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
         harness.fresh_dynamo()
         pa = _cold_file(impl, ma, "forward", options, base / "a", x)
         harness.fresh_dynamo()
-        pb = _cold_file(impl, mb, "forward", options_b, base / "b", x)
+        if change == "compile option" and flag in cst.GLOBAL_FLAGS:
+            # CC-7 (b): a config with other global GE options is compiled in a process of its own.
+            job = {"module": a, "config": [list(o) for o in options_b], "cache_compile": {"cache_dir": str(base / "b")},
+                   "calls": [{"inputs": inputs}]}
+            assert_worker_ok(harness.run_worker("cold", job, impl=impl.name, cwd=base), what="CC-10 cold, other process")
+            found = harness.cache_files(base / "b")
+            assert len(found) == 1, f"expected one cache file under {base / 'b'}, found {found!r}"
+            pb = os.path.relpath(found[0], base / "b")
+        else:
+            pb = _cold_file(impl, mb, "forward", options_b, base / "b", x)
     if change == "export flag" or (change == "structure" and str(ma) == str(mb)):
         assert pa == pb, f"a {change} change that leaves str(module) and the options string alone moved {pa!r} to {pb!r}"
     else:
@@ -211,13 +219,14 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
         assert md5a != md5b, f"a {change} change kept md5hex {md5a} ({pa!r} vs {pb!r})"
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-9", "CC-5")
 @pytest.mark.parametrize("mode", cst.mode_params())
 @pytest.mark.parametrize("ge_cache", [False, True])
 def test_mode_and_ge_cache_tags(impl, mode, ge_cache):
     spec = {"class_name": "TagNet", "in_features": 3, "layers": [{"kind": "linear", "out": 3, "bias": True}]}
     m = models.build_module(spec, 0)
-    options = [("mode", mode)] + ([("debug.run_eagerly", True)] if _eager_mode() else [])
+    options = [("mode", mode)] + harness.fast_options(impl)
     with harness.scratch() as base, harness.capture(impl.logger) as captured:
         compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, options), cache_dir=str(base),
                                       ge_cache=ge_cache)
@@ -229,6 +238,7 @@ def test_mode_and_ge_cache_tags(impl, mode, ge_cache):
         assert_logged(captured, logging.WARNING, [], what="CC-5: ge_cache=True with reduce-overhead warns")
 
 
+@pytest.mark.requires("cache")
 @pytest.mark.clause("CC-7")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
@@ -239,7 +249,7 @@ def test_path_is_resolved_once_at_the_first_call(impl, data):
     with harness.scratch() as base:
         os.chdir(base)
         m = models.build_module(module["structure"], module["seed"])
-        compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, [("debug.run_eagerly", True)]),
+        compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, impl.fast_cache_options()),
                                       cache_dir="rel")
         x = models.make_inputs(inputs)
         compiled(*x)

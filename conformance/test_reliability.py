@@ -29,13 +29,13 @@ from conformance.assertions import assert_mode_0600, assert_outputs_close, asser
 from conformance.impl import ENV_VAR
 from conformance.test_broken_cache import _break, breakages
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.requires("cache")]
 
 
-def _job(draw: st.DrawFn, root: str) -> Dict[str, Any]:
+def _job(impl, draw: st.DrawFn, root: str) -> Dict[str, Any]:
     module = draw(cst.module_specs(max_depth=3), label="module")
     method = draw(st.sampled_from(models.METHODS), label="method")
-    options = draw(cst.config_options(eager=not profiles.active().true_default_config), label="config")
+    options = draw(cst.config_options(fast=harness.fast_options(impl)), label="config")
     dynamic = draw(st.booleans(), label="dynamic")
     inputs = draw(cst.input_specs(module, layouts=("contiguous",)), label="inputs")
     return {"module": module, "method": method, "config": [list(o) for o in options],
@@ -120,7 +120,7 @@ def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> N
     def check(data: st.DataObject) -> None:
         with harness.scratch() as base:
             root = str(base / "cache")
-            job = _job(data.draw, root)
+            job = _job(impl, data.draw, root)
             moment = data.draw(KILL_MOMENTS, label="kill moment")
             story = _kill_at(_start(job, impl.name, base / "killed"), moment, root)
             tried.append(story)
@@ -153,7 +153,7 @@ def test_eight_processes_cold_compile_one_path(impl, record_property: Callable) 
     def check(data: st.DataObject) -> None:
         with harness.scratch() as base:
             root = str(base / "cache")
-            job = _job(data.draw, root)
+            job = _job(impl, data.draw, root)
             procs = [_start(job, impl.name, base / f"w{i}") for i in range(8)]
             results = [_result(p, job, base / f"w{i}") for i, p in enumerate(procs)]
             tried.append(len(results))
@@ -195,7 +195,7 @@ def test_readable_cache_on_a_broken_cache(impl, record_property: Callable) -> No
     def check(data: st.DataObject) -> None:
         with harness.scratch() as base:
             root = str(base / "cache")
-            job = _job(data.draw, root)
+            job = _job(impl, data.draw, root)
             harness.fresh_dynamo()
             module = models.build_module(job["module"]["structure"], job["module"]["seed"])
             impl.cache_compile(getattr(module, job["method"]),

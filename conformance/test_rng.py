@@ -13,6 +13,9 @@ from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import assert_chain_contains, assert_no_cache_file
 
+# IMPL-2: every test here needs a cache file written on this device.
+pytestmark = [pytest.mark.requires("cache"), pytest.mark.requires("rng_rejection")]
+
 RNG_MESSAGE = "Cache compile does not support operator that depend on RNG"
 
 # Each entry turns an activation y (2-D, float) into something that depends on the generator.
@@ -48,7 +51,7 @@ def test_rng_graphs_are_rejected_on_the_first_call(impl, mode, data):
     width = data.draw(st.integers(2, profiles.active().max_width), label="width")
     batch = data.draw(st.integers(2, 6), label="batch")
     dynamic = data.draw(st.booleans(), label="dynamic")
-    options = data.draw(cst.config_options(modes=(mode,), eager=not profiles.active().true_default_config),
+    options = data.draw(cst.config_options(modes=(mode,), fast=harness.fast_options(impl), global_options=False),
                         label="config")
     harness.fresh_dynamo()
     m = RngNet(width, op).to(models.device()).eval()

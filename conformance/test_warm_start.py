@@ -13,6 +13,9 @@ from conformance import harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import assert_cache_file_at, assert_worker_ok, messages_at
 
+# IMPL-2: every test here needs a cache file written on this device.
+pytestmark = [pytest.mark.requires("cache")]
+
 
 def _job(module, method, options, dynamic, cache_dir, inputs, **extra):
     return {"module": module, "method": method, "config": [list(o) for o in options],
@@ -48,7 +51,7 @@ def _check_warm(impl, cold, warm, expected):
 def test_warm_start_in_a_fresh_process_traces_nothing_and_matches(impl, data):
     module = data.draw(cst.module_specs(dtypes=("float32", "float64", "bfloat16")), label="module")
     method = data.draw(st.sampled_from(models.METHODS), label="method")
-    options = data.draw(cst.config_options(eager=not profiles.active().true_default_config), label="config")
+    options = data.draw(cst.config_options(fast=harness.fast_options(impl)), label="config")
     dynamic = data.draw(st.booleans(), label="dynamic")
     ranks = data.draw(cst.ranks(with_global=False), label="ranks")
     inputs = data.draw(cst.input_specs(module), label="inputs")
@@ -85,7 +88,7 @@ def test_root_from_env_or_cwd_is_read_at_the_first_call_in_each_process(impl, da
     inputs = data.draw(cst.input_specs(module, layouts=("contiguous",)), label="inputs")
     kind = data.draw(st.sampled_from(["env", "default", "relative", "cwd changed before the first call"]),
                      label="root_kind")
-    options = [("debug.run_eagerly", True)]
+    options = impl.fast_cache_options()
     with harness.scratch() as base:
         (base / "start").mkdir()
         (base / "later").mkdir()

@@ -70,10 +70,15 @@ def test_clauses_command_exits_zero(tmp_path):
 
 
 def test_divergence_files_parse_match_and_report_stale():
-    entries = divergences.parse("# c\n\na.py::test_x | CC-1 | why\nb.py:: | CC-2 | other\n")
-    matched, stale = divergences.match(entries, ["a.py::test_x[1]", "c.py::test_y"])
-    assert list(matched) == ["a.py::test_x[1]"] and matched["a.py::test_x[1]"].clause == "CC-1"
-    assert [e.prefix for e in stale] == ["b.py::"]
+    entries = divergences.parse("# c\n\na.py::test_x | CC-1 | why\nb.py:: | CC-2 | other\n"
+                                "a.py::test_z[2] | CC-3 | one case\n")
+    ids = ["a.py::test_x[1]", "a.py::test_x_more", "c.py::test_y", "b.py::test_b", "a.py::test_z[1]", "a.py::test_z[2]"]
+    matched, stale = divergences.match(entries, ids)
+    # Whole test ids only: not a raw prefix (test_x_more, b.py::test_b), one case when the entry names it.
+    assert sorted(matched) == ["a.py::test_x[1]", "a.py::test_z[2]"] and matched["a.py::test_x[1]"].clause == "CC-1"
+    assert [e.test for e in stale] == ["b.py::"]
+    assert not entries[0].draw_dependent
+    assert divergences.parse("a.py::t[True] | EX-6 | draw-dependent: only some models\n")[0].draw_dependent
     with pytest.raises(ValueError, match=":1:"):
         divergences.parse("only | two\n", "f.txt")
 
@@ -86,7 +91,7 @@ def test_upstream_divergences_name_existing_tests_and_clauses():
     known = {c.id for c in clauses.load_clauses()[0]}
     for entry in entries:
         assert entry.clause in known, entry
-        assert any(entry.prefix.split("[")[0] == t or t.startswith(entry.prefix) for t in tests), entry
+        assert any(entry.test.split("[")[0] == t for t in tests), entry
 
 
 def test_selected_name_precedence():
