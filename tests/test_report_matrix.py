@@ -78,3 +78,16 @@ def test_a_bare_list_is_not_the_suites_document(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text(json.dumps([]), encoding="utf-8")
     with pytest.raises(matrix.ResultsError, match="--conformance-json"):
         matrix.load(str(tmp_path / "*.json"))
+
+
+def test_a_draw_dependent_pass_is_not_reported_as_fixed_upstream(tmp_path: Path) -> None:
+    tests = [{"test": "conformance/test_x.py::fixed", "clauses": ["EX-6"], "outcome": "xpassed", "fixed_upstream": True},
+             {"test": "conformance/test_x.py::draw", "clauses": ["EX-7"], "outcome": "xpassed",
+              "fixed_upstream": False}]
+    data = {"implementation": "torchair_cpu", "device": "cpu", "versions": {}, "tests": tests}
+    (tmp_path / "cpu.json").write_text(json.dumps(data), encoding="utf-8")
+    m = matrix.load(str(tmp_path / "*.json"))
+    column = m.columns[0]
+    assert [t.test for t in column.bad] == ["conformance/test_x.py::fixed"]
+    assert m.status("EX-6", column.label) == "xpass" and m.status("EX-7", column.label) == "xfail"
+    assert column.counts == {"xpassed": 1, "xpassed_draw": 1}

@@ -4,7 +4,8 @@ Input: the documents the suite writes with `--conformance-json` (default `report
 whose `tests` list holds one record per test, `{"test": str, "clauses": [str], "outcome": str, "message": str |
 None, "implementation": str, "versions": {...}}`. Every outcome is kept and shown: `passed`, `failed`, `error`
 (setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that passed: fixed
-upstream), and any other string pytest may write one day.
+upstream), `xpassed_draw` (an `xpassed` record with `fixed_upstream: false`: a draw-dependent divergence that did not
+show for this run's draws, no evidence of a fix), and any other string pytest may write one day.
 
 A column counts tests (a test naming two clauses counts once in the column's totals). A cell holds the tests that
 name the clause; its status is the first of `fail` (failed or error), `xpass`, `pass`, `xfail`, `skip` present, and
@@ -22,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 #: outcomes in display order; any other outcome string is kept and shown after these
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "xpassed_draw")
 #: outcomes that make a suite's verdict red
 BAD_OUTCOMES = ("failed", "error", "xpassed")
 #: cell status by precedence (the first outcome present wins)
 _PRECEDENCE = (("failed", "fail"), ("error", "fail"), ("xpassed", "xpass"), ("passed", "pass"),
-               ("xfailed", "xfail"), ("skipped", "skip"))
+               ("xfailed", "xfail"), ("xpassed_draw", "xfail"), ("skipped", "skip"))
 
 
 class ResultsError(ValueError):
@@ -168,7 +169,10 @@ def build(documents: Iterable[tuple[str, dict[str, Any]]]) -> Matrix:
                         data.get("exit_status") if isinstance(data.get("exit_status"), int) else None)
         columns.append(column)
         for record in data["tests"]:
-            result = TestResult(str(record["test"]), str(record["outcome"]), record.get("message"))
+            outcome = str(record["outcome"])
+            if outcome == "xpassed" and record.get("fixed_upstream") is False:
+                outcome = "xpassed_draw"
+            result = TestResult(str(record["test"]), outcome, record.get("message"))
             column.tests[result.test] = result
             for clause in record.get("clauses") or []:
                 clauses.add(clause)
