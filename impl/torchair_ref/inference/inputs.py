@@ -1,0 +1,155 @@
+"""What a cached graph assumes of its tensor inputs, checked on every call (SPEC CC-14, CC-15).
+
+The record lists, per graph input, the dtype, device, rank, the static sizes and strides (None where Dynamo made
+them symbolic) and whether a tensor with symbolic strides must be contiguous. `mismatch` is the full check in
+Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
+builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
+symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
+again. A mismatch never reaches a kernel.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why a call's input does not fit the compiled graph; `kind` is "layout" (size/stride) or "type"."""
+
+    kind: str
+    message: str
+
+
+class InputMismatchError(Exception):
+    """A call's input does not fit the compiled graph's dtype/device/rank: the caller recompiles (never raised out)."""
+
+    def __init__(self, mismatch: Mismatch) -> None:
+        super().__init__(mismatch.message)
+        self.mismatch = mismatch
+
+
+def mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
+    """CC-15: the first input that does not fit its record, or None when all fit."""
+    if len(args) != len(inputs):
+        return Mismatch("type", f"the graph takes {len(inputs)} inputs, the call gave {len(args)}")
+    for arg, meta in zip(args, inputs):
+        if meta.get("kind") != "tensor":
+            continue
+        found = _tensor_mismatch(arg, meta)
+        if found is not None:
+            return found
+    return None
+
+
+def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
+    source = meta["source"]
+    if not isinstance(arg, torch.Tensor):
+        return Mismatch("type", f"input {source}: expected a tensor, got {type(arg).__name__}")
+    if str(arg.dtype) != meta["dtype"]:
+        return Mismatch("type", f"input {source}: expected dtype {meta['dtype']}, got {arg.dtype}")
+    if arg.device.type != torch.device(meta["device"]).type:
+        return Mismatch("type", f"input {source}: expected device {meta['device']}, got {arg.device}")
+    size, stride = arg.size(), arg.stride()
+    if len(size) != len(meta["shape"]):
+        return Mismatch("type", f"input {source}: expected {len(meta['shape'])} dims, got {len(size)} ({list(size)})")
+    for dim, (want_size, want_stride) in enumerate(zip(meta["shape"], meta["stride"])):
+        if (want_size is not None and size[dim] != want_size) or (
+            want_stride is not None and size[dim] > 1 and stride[dim] != want_stride
+        ):
+            return Mismatch(
+                "layout",
+                f"expected size {size[dim]}=={want_size}, stride {stride[dim]}=={want_stride} at dim={dim} "
+                f"(input {source}; the cache was compiled for other shapes: call with the cached shapes, "
+                "or delete its folder to recompile)",
+            )
+    if meta.get("contiguous") and not arg.is_contiguous():
+        return Mismatch(
+            "layout",
+            f"input {source}: the graph was compiled for a contiguous tensor with symbolic strides, got strides "
+            f"{list(stride)}; pass it contiguous (.contiguous())",
+        )
+    return None
+
+
+class GraphInputCheck:
+    """The compiled graph as the cached bytecode calls it: inputs checked on every call, then the kernels run.
+
+    `on_mismatch(m)` is called with an input that does not fit and must raise (an `AssertionError` for a size or
+    stride, CC-15; `InputMismatchError` to recompile). `bind(scope, name)` names the global through which the
+    bytecode calls the graph: each check that passes puts the fast call there, so the bytecode calls it directly.
+    """
+
+    def __init__(self, boxed: Callable[[list], Any], inputs: list[dict], on_mismatch: Callable[[Mismatch], None]):
+        self._boxed = boxed
+        self._inputs = inputs
+        self._on_mismatch = on_mismatch
+        self._tensor_at = [i for i, meta in enumerate(inputs) if meta.get("kind") == "tensor"]
+        self._scope: dict[str, Any] = {}
+        self._name = ""
+
+    def bind(self, scope: dict[str, Any], name: str) -> None:
+        self._scope, self._name = scope, name
+        scope[name] = self._checked_call
+
+    def _checked_call(self, *args: Any) -> Any:
+        found = mismatch(args, self._inputs)
+        if found is not None:
+            self._on_mismatch(found)
+            raise AssertionError(found.message)  # on_mismatch must raise; never run the kernels regardless
+        if self._name:
+            try:
+                self._scope[self._name] = self._fast_call(args)
+            except Exception:  # noqa: BLE001 - no C++ check on this torch: every call keeps the full check
+                self._name = ""
+        return self._boxed(list(args))
+
+    def _fast_call(self, first: tuple) -> Callable[..., Any]:
+        """A call that checks with one C++ call, built from inputs that passed the full check."""
+        from torch._C._dynamo.guards import TensorGuards
+
+        boxed, slow, at = self._boxed, self._checked_call, self._tensor_at
+        tensors = [first[i] for i in at]
+        metas = [self._inputs[i] for i in at]
+        guards = TensorGuards(
+            *tensors,
+            dynamic_dims_sizes=[_static(t.size(), m["shape"]) for t, m in zip(tensors, metas)],
+            dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
+        )
+        check = guards.check
+        contiguous = [i for i in at if self._inputs[i].get("contiguous")]
+        n_inputs = len(self._inputs)
+        if contiguous:
+            pick = operator.itemgetter(*contiguous)
+
+            def call_contiguous(*args: Any) -> Any:
+                if len(args) == n_inputs and check(*[args[i] for i in at]) and all(
+                    t.is_contiguous() for t in (pick(args) if len(contiguous) > 1 else (pick(args),))
+                ):
+                    return boxed(list(args))
+                return slow(*args)
+
+            return call_contiguous
+        if len(at) == n_inputs:
+
+            def call_all_tensors(*args: Any) -> Any:
+                if len(args) == n_inputs and check(*args):
+                    return boxed(list(args))
+                return slow(*args)
+
+            return call_all_tensors
+
+        def call_some_tensors(*args: Any) -> Any:
+            if len(args) == n_inputs and check(*[args[i] for i in at]):
+                return boxed(list(args))
+            return slow(*args)
+
+        return call_some_tensors
+
+
+def _static(actual: Any, recorded: list) -> list:
+    """The dims the guard fixes: the actual value where the record has a static one, None where it is symbolic."""
+    return [value if want is not None else None for value, want in zip(actual, recorded)]
