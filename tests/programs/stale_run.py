@@ -4,7 +4,7 @@ Usage: python stale_run.py '<job JSON>'. Job keys: source (path of a model file 
 run_eagerly, dynamic, calls (list of {"shape", "dtype", "device", "instance"}, in order), to_dtype (applied to the model before the
 first call), train, threads (first call from that many threads at once), instances (build and call that many
 models, then count the `__torchair_ref` names left in the model file's globals), break (a fault to inject:
-"loader" renames our eager loader's module, "trace_id" / "traced_code" / "cache_entries" / "aot_schema" remove a
+"loader" renames our eager loader's module, "declaration" makes Inductor's kernel declarations unreadable, "traced_code" / "cache_entries" remove a
 private PyTorch attribute the cold path reads). The report holds, per call, whether the output equals the eager
 method's, Dynamo's graph count, the warnings, and the error of a call that raised.
 """
@@ -34,10 +34,12 @@ def inject(fault: str) -> None:
         from torchair_ref import compilers
 
         compilers._LOADERS["eager"] = "torchair_ref.compilers.renamed_eager"
-    elif fault == "trace_id":
-        import torch._guards
+    elif fault == "declaration":
+        import re
 
-        del torch._guards.CompileContext.current_trace_id
+        from torchair_ref.compilers import inductor
+
+        inductor._KERNEL_DECLARATION = re.compile(r"^(\w+) = a declaration no wrapper holds\(", re.MULTILINE)
     elif fault == "traced_code":
         import torch._guards
 
@@ -46,10 +48,6 @@ def inject(fault: str) -> None:
         import torch._dynamo.eval_frame
 
         del torch._dynamo.eval_frame._debug_get_cache_entry_list
-    elif fault == "aot_schema":
-        import torch._functorch._aot_autograd.schemas as schemas
-
-        del schemas.MutationType
 
 
 def same(a, b) -> bool:
