@@ -14,6 +14,7 @@ compiled for is a recompile (a stale cache on the first call), a size or stride 
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
 import hashlib
@@ -494,13 +495,18 @@ def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
             "shape": [d if isinstance(d, int) else None for d in value.shape],
             "stride": stride,
         }
-        if None in stride:
-            if not _symbolically_contiguous(value):
-                raise bytecode.UncacheableError(
-                    f"input {source} has symbolic, non-contiguous strides, which a warm start cannot check; pass it "
-                    "contiguous or use dynamic=False"
-                )
-            described["contiguous"] = True
+        if None in described["shape"] or None in stride:
+            described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
+            described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
+            for expr in described["size_expr"] + described["stride_expr"]:
+                try:
+                    inputs.evaluate(expr, collections.defaultdict(int)) if expr is not None else None
+                except (ValueError, SyntaxError) as exc:
+                    raise bytecode.UncacheableError(
+                        f"input {source} has the symbolic size or stride {expr!r}, which a warm start cannot check"
+                    ) from exc
+            if None in stride and _symbolically_contiguous(value):
+                described["contiguous"] = True
         return described
     return {"kind": type(value).__name__.lower(), "source": source, "role": role}
 

@@ -1,7 +1,9 @@
 """What a cached graph assumes of its tensor inputs, checked on every call (SPEC CC-14, CC-15).
 
 The record lists, per graph input, the dtype, device, rank, the static sizes and strides (None where Dynamo made
-them symbolic) and whether a tensor with symbolic strides must be contiguous. `mismatch` is the full check in
+them symbolic), and for symbolic ones their expressions (`size_expr`, `stride_expr`: "s0", "s1*s2"): a symbol
+bound by one size or stride must agree wherever else it appears, and a compound expression must evaluate to the
+actual value (the kernels index with them). `contiguous` marks a tensor whose symbolic strides are row-major. `mismatch` is the full check in
 Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
 builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
 symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
@@ -9,7 +11,9 @@ again. A mismatch never reaches a kernel.
 """
 from __future__ import annotations
 
+import ast
 import operator
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -42,7 +46,80 @@ def mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
         found = _tensor_mismatch(arg, meta)
         if found is not None:
             return found
+    return symbolic_mismatch(args, inputs)
+
+
+def symbolic_terms(inputs: list[dict]) -> list[tuple[int, str, int, str]]:
+    """(input, "size"/"stride", dim, expression) of every symbolic size and stride the check must relate (pure);
+    the strides of a `contiguous` input are left out (`is_contiguous` checks them)."""
+    terms = []
+    for i, meta in enumerate(inputs):
+        for kind in ("size", "stride"):
+            if kind == "stride" and meta.get("contiguous"):
+                continue
+            for dim, expr in enumerate(meta.get(f"{kind}_expr") or ()):
+                if expr is not None:
+                    terms.append((i, kind, dim, expr))
+    return terms
+
+
+def needs_symbolic_check(inputs: list[dict]) -> bool:
+    """Whether a symbol is shared or an expression compound, i.e. the sizes and strides must agree (pure)."""
+    seen: set[str] = set()
+    for _, _, _, expr in symbolic_terms(inputs):
+        if not _SYMBOL.match(expr) or expr in seen:
+            return True
+        seen.add(expr)
+    return False
+
+
+def symbolic_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
+    """CC-15: sizes and strides that break a relation between the graph's symbols (e.g. two inputs sharing `s0`)."""
+    terms = symbolic_terms(inputs)
+    if not terms:
+        return None
+    bound: dict[str, int] = {}
+    compound = []
+    for i, kind, dim, expr in terms:
+        tensor = args[i]
+        if kind == "stride" and tensor.size(dim) <= 1:
+            continue
+        actual = tensor.size(dim) if kind == "size" else tensor.stride(dim)
+        if not _SYMBOL.match(expr):
+            compound.append((i, kind, dim, expr, actual))
+        elif bound.setdefault(expr, actual) != actual:
+            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {actual} at dim={dim} breaks the graph's "
+                                      f"{expr}={bound[expr]} (another input or dim fixed it)")
+    for i, kind, dim, expr, actual in compound:
+        try:
+            wanted = evaluate(expr, bound)
+        except (KeyError, ValueError) as exc:
+            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {expr} at dim={dim} cannot be checked "
+                                      f"({exc})")
+        if wanted != actual:
+            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {actual} at dim={dim}, the graph needs "
+                                      f"{expr}={wanted}")
     return None
+
+
+_SYMBOL = re.compile(r"^[a-z]+\d+$")
+
+
+def evaluate(expr: str, values: dict[str, int]) -> int:
+    """The integer value of a sum/product of integers and symbols (pure); ValueError for anything else."""
+    return _evaluate(ast.parse(expr, mode="eval").body, values)
+
+
+def _evaluate(node: ast.AST, values: dict[str, int]) -> int:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Sub)):
+        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+        return left + right if isinstance(node.op, ast.Add) else left * right if isinstance(node.op, ast.Mult) else (
+            left - right)
+    raise ValueError(f"unsupported expression {ast.unparse(node)!r}")
 
 
 def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
@@ -66,7 +143,7 @@ def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
                 f"(input {source}; the cache was compiled for other shapes: call with the cached shapes, "
                 "or delete its folder to recompile)",
             )
-    if meta.get("contiguous") and not arg.is_contiguous():
+    if meta.get("contiguous") and arg.numel() > 1 and not arg.is_contiguous():
         return Mismatch(
             "layout",
             f"input {source}: the graph was compiled for a contiguous tensor with symbolic strides, got strides "
@@ -122,6 +199,17 @@ class GraphInputCheck:
         check = guards.check
         contiguous = [i for i in at if self._inputs[i].get("contiguous")]
         n_inputs = len(self._inputs)
+        if needs_symbolic_check(self._inputs):
+            metas_all = self._inputs
+
+            def call_related(*args: Any) -> Any:
+                if (len(args) == n_inputs and check(*[args[i] for i in at])
+                        and all(args[i].is_contiguous() for i in contiguous)
+                        and symbolic_mismatch(args, metas_all) is None):
+                    return boxed(list(args))
+                return slow(*args)
+
+            return call_related
         if contiguous:
             pick = operator.itemgetter(*contiguous)
 
