@@ -266,3 +266,42 @@ def test_static_graph_new_shape_after_first_warm_call_recompiles(plain: dict[str
     work = restore(plain, PLAIN)
     first = run({**job, "calls": [{"shape": [5, 8]}]}, work)
     assert first["errors"] and "expected size 5==4, stride 8==8 at dim=0" in first["errors"][0], first
+
+
+FACTOR_MODEL = '''\
+import os
+
+import torch
+
+import torchair_ref
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self, options):
+        super().__init__()
+        self.factor = float(os.environ["FACTOR"])
+        self.cached = torchair_ref.inference.cache_compile(self.run, **options)
+
+    def run(self, x):
+        return x * self.factor
+
+
+def build(options):
+    return Scaled(options)
+'''
+
+
+def test_python_value_specialised_on_is_not_rechecked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CC-14, README "What a warm start deliberately does not re-check": a Python attribute the graph specialised
+    on keeps its cold-run value in a warm start (no guard evaluation); deleting the folder recompiles."""
+    (tmp_path / "model.py").write_text(FACTOR_MODEL)
+    job = {"source": str(tmp_path / "model.py"), "calls": [{}]}
+    monkeypatch.setenv("FACTOR", "2.0")
+    run(job, tmp_path)
+    monkeypatch.setenv("FACTOR", "3.0")
+    warm = run(job, tmp_path)
+    assert warm["unique_graphs"] == 0 and not warm["warnings"], warm
+    assert warm["calls"] == [False], "the warm graph computes x * 2.0, the eager method x * 3.0"
+    shutil.rmtree(tmp_path / ".torchair_cache")
+    fresh = run(job, tmp_path)
+    assert fresh["unique_graphs"] == 1 and fresh["calls"] == [True], fresh

@@ -12,6 +12,7 @@ again. A mismatch never reaches a kernel.
 from __future__ import annotations
 
 import ast
+import collections
 import operator
 import re
 from dataclasses import dataclass
@@ -75,33 +76,65 @@ def needs_symbolic_check(inputs: list[dict]) -> bool:
 
 def symbolic_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
     """CC-15: sizes and strides that break a relation between the graph's symbols (e.g. two inputs sharing `s0`)."""
-    terms = symbolic_terms(inputs)
-    if not terms:
-        return None
-    bound: dict[str, int] = {}
-    compound = []
-    for i, kind, dim, expr in terms:
-        tensor = args[i]
-        if kind == "stride" and tensor.size(dim) <= 1:
-            continue
-        actual = tensor.size(dim) if kind == "size" else tensor.stride(dim)
-        if not _SYMBOL.match(expr):
-            compound.append((i, kind, dim, expr, actual))
-        elif bound.setdefault(expr, actual) != actual:
-            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {actual} at dim={dim} breaks the graph's "
-                                      f"{expr}={bound[expr]} (another input or dim fixed it)")
-    for i, kind, dim, expr, actual in compound:
+    return SymbolicCheck(inputs).mismatch(args)
+
+
+class SymbolicCheck:
+    """The relations between the graph's symbols, prepared once: `ok(args)` is the per-call test."""
+
+    def __init__(self, inputs: list[dict]) -> None:
+        self._inputs = inputs
+        self._plan = []
+        for i, kind, dim, expr in symbolic_terms(inputs):
+            compiled = None if _SYMBOL.match(expr) else compile(ast.parse(expr, mode="eval"), "<expr>", "eval")
+            if compiled is not None:
+                _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(int))  # only +, -, *, ints
+            self._plan.append((i, kind == "stride", dim, expr, compiled))
+
+    def ok(self, args: tuple | list) -> bool:
+        bound: dict[str, int] = {}
+        later = []
+        for i, stride, dim, expr, compiled in self._plan:
+            tensor = args[i]
+            if stride:
+                if tensor.size(dim) <= 1:
+                    continue
+                actual = tensor.stride(dim)
+            else:
+                actual = tensor.size(dim)
+            if compiled is not None:
+                later.append((compiled, actual))
+            elif bound.setdefault(expr, actual) != actual:
+                return False
         try:
-            wanted = evaluate(expr, bound)
-        except (KeyError, ValueError) as exc:
-            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {expr} at dim={dim} cannot be checked "
-                                      f"({exc})")
-        if wanted != actual:
-            return Mismatch("layout", f"input {inputs[i]['source']}: {kind} {actual} at dim={dim}, the graph needs "
-                                      f"{expr}={wanted}")
-    return None
+            return all(eval(compiled, _NO_BUILTINS, bound) == actual for compiled, actual in later)  # noqa: S307
+        except NameError:
+            return False
+
+    def mismatch(self, args: tuple | list) -> Mismatch | None:
+        """What `ok` rejects, in words."""
+        if self.ok(args):
+            return None
+        bound: dict[str, int] = {}
+        for i, stride, dim, expr, compiled in self._plan:
+            tensor, kind = args[i], ("stride" if stride else "size")
+            if stride and tensor.size(dim) <= 1:
+                continue
+            actual = tensor.stride(dim) if stride else tensor.size(dim)
+            source = self._inputs[i]["source"]
+            if compiled is None and bound.setdefault(expr, actual) != actual:
+                return Mismatch("layout", f"input {source}: {kind} {actual} at dim={dim} breaks the graph's "
+                                          f"{expr}={bound[expr]} (another input or dim fixed it)")
+        for i, stride, dim, expr, compiled in self._plan:
+            if compiled is not None:
+                tensor, kind = args[i], ("stride" if stride else "size")
+                return Mismatch("layout", f"input {self._inputs[i]['source']}: {kind} "
+                                          f"{tensor.stride(dim) if stride else tensor.size(dim)} at dim={dim} does not "
+                                          f"fit the graph's {expr} (with {bound})")
+        return Mismatch("layout", "the inputs' sizes and strides do not fit the graph's symbols")
 
 
+_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}}
 _SYMBOL = re.compile(r"^[a-z]+\d+$")
 
 
@@ -200,12 +233,11 @@ class GraphInputCheck:
         contiguous = [i for i in at if self._inputs[i].get("contiguous")]
         n_inputs = len(self._inputs)
         if needs_symbolic_check(self._inputs):
-            metas_all = self._inputs
+            related = SymbolicCheck(self._inputs).ok
 
             def call_related(*args: Any) -> Any:
                 if (len(args) == n_inputs and check(*[args[i] for i in at])
-                        and all(args[i].is_contiguous() for i in contiguous)
-                        and symbolic_mismatch(args, metas_all) is None):
+                        and all(args[i].is_contiguous() for i in contiguous) and related(args)):
                     return boxed(list(args))
                 return slow(*args)
 
