@@ -466,7 +466,7 @@ def _dynamo_trace_facts() -> tuple[Any, list[record.TracedSource] | str]:
     Each is replaced by the reason (a str) when this torch does not offer it: the graph then runs but is not cached.
     """
     try:
-        from torch._guards import CompileContext, TracingContext
+        from torch._guards import CompileContext
 
         trace = CompileContext.current_trace_id()
         compile_id: Any = trace.compile_id if trace is not None else "Dynamo gave no compile id"

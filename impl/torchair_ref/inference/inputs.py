@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import collections
-import operator
 import re
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -218,10 +217,12 @@ class GraphInputCheck:
         return self._boxed(list(args))
 
     def _fast_call(self, first: tuple) -> Callable[..., Any]:
-        """A call that checks with one C++ call, built from inputs that passed the full check."""
+        """A call that checks with one C++ call, built from inputs that passed the full check: TensorGuards for
+        dtype, device, rank, static sizes and strides; `is_contiguous` and the symbols' relations, as one
+        expression generated from the record's (validated) integers and index names."""
         from torch._C._dynamo.guards import TensorGuards
 
-        boxed, slow, at = self._boxed, self._checked_call, self._tensor_at
+        at = self._tensor_at
         tensors = [first[i] for i in at]
         metas = [self._inputs[i] for i in at]
         guards = TensorGuards(
@@ -229,45 +230,61 @@ class GraphInputCheck:
             dynamic_dims_sizes=[_static(t.size(), m["shape"]) for t, m in zip(tensors, metas)],
             dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
         )
-        check = guards.check
-        contiguous = [i for i in at if self._inputs[i].get("contiguous")]
         n_inputs = len(self._inputs)
-        if needs_symbolic_check(self._inputs):
-            related = SymbolicCheck(self._inputs).ok
+        tests = [f"len(args) == {n_inputs}", "check(" + ", ".join(f"args[{i}]" for i in at) + ")"]
+        tests += [f"args[{i}].is_contiguous()" for i in at if self._inputs[i].get("contiguous")]
+        relations = relation_tests(self._inputs)
+        namespace: dict[str, Any] = {"check": guards.check, "boxed": self._boxed, "slow": self._checked_call}
+        if relations is None:
+            namespace["related"] = SymbolicCheck(self._inputs).ok
+            tests.append("related(args)")
+        else:
+            tests += relations
+        source = (
+            "def fast_call(*args):\n"
+            f"    if {' and '.join(tests)}:\n"
+            "        return boxed(list(args))\n"
+            "    return slow(*args)\n"
+        )
+        exec(compile(source, "<torchair_ref input check>", "exec"), namespace)  # noqa: S102 - ints and names only
+        return namespace["fast_call"]
 
-            def call_related(*args: Any) -> Any:
-                if (len(args) == n_inputs and check(*[args[i] for i in at])
-                        and all(args[i].is_contiguous() for i in contiguous) and related(args)):
-                    return boxed(list(args))
-                return slow(*args)
 
-            return call_related
-        if contiguous:
-            pick = operator.itemgetter(*contiguous)
+def relation_tests(inputs: list[dict]) -> list[str] | None:
+    """The symbols' relations as Python tests on `args` (pure), or None when a symbol is only fixed by a stride and
+    used again (then `SymbolicCheck` decides at run time)."""
+    defined: dict[str, str] = {}
+    for i, kind, dim, expr in symbolic_terms(inputs):
+        if kind == "size" and _SYMBOL.match(expr) and expr not in defined:
+            defined[expr] = f"args[{int(i)}].size({int(dim)})"
+    tests = []
+    counts = collections.Counter(
+        name.id for _, _, _, expr in symbolic_terms(inputs) for name in ast.walk(ast.parse(expr, mode="eval"))
+        if isinstance(name, ast.Name)
+    )
+    for i, kind, dim, expr in symbolic_terms(inputs):
+        actual = f"args[{int(i)}].{kind}({int(dim)})"
+        if _SYMBOL.match(expr) and defined.get(expr) == actual:
+            continue
+        if _SYMBOL.match(expr) and expr not in defined and counts[expr] == 1:
+            continue  # a stride of its own: the kernels read it from the tensor
+        tree = ast.parse(expr, mode="eval")
+        _evaluate(tree.body, collections.defaultdict(int))  # only ints, names, +, -, *
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        if not names <= defined.keys():
+            return None
+        wanted = ast.unparse(_Substitute(defined).visit(tree))
+        test = f"{actual} == ({wanted})"
+        tests.append(f"(args[{int(i)}].size({int(dim)}) <= 1 or {test})" if kind == "stride" else test)
+    return tests
 
-            def call_contiguous(*args: Any) -> Any:
-                if len(args) == n_inputs and check(*[args[i] for i in at]) and all(
-                    t.is_contiguous() for t in (pick(args) if len(contiguous) > 1 else (pick(args),))
-                ):
-                    return boxed(list(args))
-                return slow(*args)
 
-            return call_contiguous
-        if len(at) == n_inputs:
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, defined: dict[str, str]) -> None:
+        self._defined = defined
 
-            def call_all_tensors(*args: Any) -> Any:
-                if len(args) == n_inputs and check(*args):
-                    return boxed(list(args))
-                return slow(*args)
-
-            return call_all_tensors
-
-        def call_some_tensors(*args: Any) -> Any:
-            if len(args) == n_inputs and check(*[args[i] for i in at]):
-                return boxed(list(args))
-            return slow(*args)
-
-        return call_some_tensors
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.parse(self._defined[node.id], mode="eval").body
 
 
 def _static(actual: Any, recorded: list) -> list:

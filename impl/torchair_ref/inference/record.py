@@ -86,13 +86,14 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         path = os.path.abspath(code.co_filename)
         if path.startswith(_TORCH_DIR):
             continue
+        qualname = getattr(code, "co_qualname", code.co_name)  # co_qualname: Python 3.11+
         lines = [line for _, _, line in code.co_lines() if line is not None]
         first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
         if (path, first, last) not in found:
             digest = lines_digest(path, first, last)
             if digest is None:
-                raise OSError(f"the source of {code.co_qualname} ({code.co_filename}) cannot be read")
-            found[(path, first, last)] = TracedSource(code.co_qualname, path, first, last, digest)
+                raise OSError(f"the source of {qualname} ({code.co_filename}) cannot be read")
+            found[(path, first, last)] = TracedSource(qualname, path, first, last, digest)
     return sorted(found.values(), key=lambda s: (s.file, s.first))
 
 
