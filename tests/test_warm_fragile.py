@@ -60,7 +60,8 @@ def test_inductor_fragile_points(tmp_path: Path) -> None:
     (path,) = cache_files(tmp_path / ".torchair_cache")
     payload = artifact.decode(path.read_bytes())
     source = payload["graph"]["source"]
-    payload["graph"]["source"] = source.replace("\nimport torch\n", "\nimport torch\nimport torch._inductor.config\n", 1)
+    extra = "\nimport torch\nimport torch._inductor.config\n"
+    payload["graph"]["source"] = source.replace("\nimport torch\n", extra, 1)
     assert payload["graph"]["source"] != source
     path.write_bytes(artifact.encode(payload))
     warm = run(base, tmp_path)

@@ -71,9 +71,8 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
     try:
         return output, _describe(output, keep_kernels)
     except Exception as exc:  # noqa: BLE001 - private details of another torch release: uncacheable, still runs
-        return output, CompiledGraph(
-            boxed=output, record={}, uncacheable=f"Inductor's output is not readable on torch {torch.__version__} ({exc!r})"
-        )
+        problem = f"Inductor's output is not readable on torch {torch.__version__} ({exc!r})"
+        return output, CompiledGraph(boxed=output, record={}, uncacheable=problem)
 
 
 def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
@@ -138,8 +137,9 @@ def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
     if unknown is not None:
         logger.info("Loading the graph with Inductor's own loader: the wrapper imports %r, which the light loader "
                     "does not know", unknown)
-        namespace: dict[str, Any] = {"__name__": "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16]}
-        exec(compile(record["source"], f"<torchair_ref inductor graph {namespace['__name__']}>", "exec"), namespace)  # noqa: S102
+        name = "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16]
+        namespace: dict[str, Any] = {"__name__": name}
+        exec(compile(record["source"], f"<torchair_ref inductor graph {name}>", "exec"), namespace)  # noqa: S102
         return _aligned(namespace["call"], record)
     kernels = {k["name"]: k for k in record["kernels"]}
     namespace: dict[str, Any] = {

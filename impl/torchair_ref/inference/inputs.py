@@ -3,7 +3,8 @@
 The record lists, per graph input, the dtype, device, rank, the static sizes and strides (None where Dynamo made
 them symbolic), and for symbolic ones their expressions (`size_expr`, `stride_expr`: "s0", "s1*s2"): a symbol
 bound by one size or stride must agree wherever else it appears, and a compound expression must evaluate to the
-actual value (the kernels index with them). `contiguous` marks a tensor whose symbolic strides are row-major. `mismatch` is the full check in
+actual value (the kernels index with them). `contiguous` marks a tensor whose symbolic strides are row-major.
+`mismatch` is the full check in
 Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
 builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
 symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
