@@ -279,11 +279,13 @@ import torchair_ref
 class Scaled(torch.nn.Module):
     def __init__(self, options):
         super().__init__()
-        self.factor = float(os.environ["FACTOR"])
+        self.double = os.environ["DOUBLE"] == "1"
         self.cached = torchair_ref.inference.cache_compile(self.run, **options)
 
     def run(self, x):
-        return x * self.factor
+        if self.double:
+            return x * 2.0
+        return x - 1.0
 
 
 def build(options):
@@ -292,16 +294,16 @@ def build(options):
 
 
 def test_python_value_specialised_on_is_not_rechecked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """CC-14, README "What a warm start deliberately does not re-check": a Python attribute the graph specialised
-    on keeps its cold-run value in a warm start (no guard evaluation); deleting the folder recompiles."""
+    """CC-14, README "What a warm start deliberately does not re-check": a Python flag the graph specialised on
+    (a branch) keeps its cold-run value in a warm start (no guard evaluation); deleting the folder recompiles."""
     (tmp_path / "model.py").write_text(FACTOR_MODEL)
     job = {"source": str(tmp_path / "model.py"), "calls": [{}]}
-    monkeypatch.setenv("FACTOR", "2.0")
+    monkeypatch.setenv("DOUBLE", "1")
     run(job, tmp_path)
-    monkeypatch.setenv("FACTOR", "3.0")
+    monkeypatch.setenv("DOUBLE", "0")
     warm = run(job, tmp_path)
     assert warm["unique_graphs"] == 0 and not warm["warnings"], warm
-    assert warm["calls"] == [False], "the warm graph computes x * 2.0, the eager method x * 3.0"
+    assert warm["calls"] == [False], "the warm graph computes x * 2.0, the eager method x - 1.0"
     shutil.rmtree(tmp_path / ".torchair_cache")
     fresh = run(job, tmp_path)
     assert fresh["unique_graphs"] == 1 and fresh["calls"] == [True], fresh
