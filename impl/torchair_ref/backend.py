@@ -167,7 +167,18 @@ def _bound_arguments(node: Any) -> dict[str, Any]:
 
 
 def _runtime_wrapper_problem(n_inputs: int, expected: int) -> str | None:
-    """Why AOTAutograd's runtime wrapper does more than call the graph (a warm start runs the graph alone)."""
+    """Why AOTAutograd's runtime wrapper does more than call the graph (a warm start runs the graph alone).
+
+    It reads AOTAutograd's private metadata: when this torch lays it out otherwise, the graph is not cacheable
+    (the call itself still runs).
+    """
+    try:
+        return _aot_metadata_problem(n_inputs, expected)
+    except Exception as exc:  # noqa: BLE001 - a private API of another torch release: uncacheable, never a failure
+        return f"AOTAutograd's metadata is not readable on torch {torch.__version__} ({exc!r})"
+
+
+def _aot_metadata_problem(n_inputs: int, expected: int) -> str | None:
     from torch._functorch._aot_autograd.schemas import MutationType, OutputType, SubclassCreationMeta
     from torch._guards import TracingContext
 

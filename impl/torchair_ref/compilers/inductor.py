@@ -25,6 +25,7 @@ import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
+import logging
 import os
 import re
 import sys
@@ -37,6 +38,8 @@ import torch
 from torchair_ref.compilers import CompiledGraph
 from torchair_ref.inference import artifact
 
+logger = logging.getLogger("torchair_ref")
+
 #: import lines of Inductor's wrapper that the warm loader replaces, line -> name bound in the wrapper's namespace
 _SHIMMED_IMPORTS = {
     "from torch._inductor.hooks import run_intermediate_hooks": "run_intermediate_hooks",
@@ -45,6 +48,20 @@ _SHIMMED_IMPORTS = {
     "from torch._inductor.async_compile import AsyncCompile": "AsyncCompile",
     "from torch._inductor.select_algorithm import extern_kernels": "extern_kernels",
 }
+#: the other import lines of the wrapper, run as they are (standard library and torch's public namespace)
+_PLAIN_IMPORTS = frozenset({
+    "from ctypes import c_void_p, c_long, c_int",
+    "import torch",
+    "import math",
+    "import random",
+    "import os",
+    "import tempfile",
+    "from math import inf, nan",
+    "from cmath import nanj",
+    "from torch import device, empty_strided",
+})
+_SCRIPT_TAIL = ("def get_args(", "def benchmark_compiled_module(", "if __name__ == ")
+_IMPORT_LINE = re.compile(r"^\s*(?:import|from)\s")
 _ALIGN_BYTES = 64
 _MAX_KERNEL_BYTES = 256 << 20
 #: memfds of the kernels loaded from memory, open for the life of the process (see `_load_extension`)
@@ -76,10 +93,19 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
     from torch._inductor.compile_fx import compile_fx_inner
 
     output = compile_fx_inner(aten_gm, example_inputs, **inner_kwargs)
+    try:
+        return output, _describe(output, keep_kernels)
+    except Exception as exc:  # noqa: BLE001 - private details of another torch release: uncacheable, still runs
+        problem = f"Inductor's output is not readable on torch {torch.__version__} ({exc!r})"
+        return output, CompiledGraph(boxed=output, record={}, uncacheable=problem)
+
+
+def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
+    """Our record of Inductor's output: its wrapper source and, per C++ kernel, the shared object it loaded."""
     source = getattr(output, "source_code", None)
     call = getattr(output, "current_callable", None)
     if not isinstance(source, str) or call is None:
-        return output, CompiledGraph(boxed=output, record={}, uncacheable="Inductor produced no Python wrapper")
+        return CompiledGraph(boxed=output, record={}, uncacheable="Inductor produced no Python wrapper")
     scope = getattr(getattr(call, "__func__", call), "__globals__", {})
     kernels, files, problem = [], {}, None
     sources = kernel_sources(source)
@@ -116,11 +142,36 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
         "extern_kernels": extern,
         "inputs_to_check": list(getattr(output, "inputs_to_check", ()) or ()),
     }
-    return output, CompiledGraph(boxed=output, record=record, files=files, uncacheable=problem)
+    return CompiledGraph(boxed=output, record=record, files=files, uncacheable=problem)
+
+
+def unknown_import(source: str) -> str | None:
+    """The first import line of the wrapper that the light loader does not know, or None (pure).
+
+    The wrapper's tail (`get_args`, `benchmark_compiled_module`, the `__main__` block) only runs as a script.
+    """
+    for line in source.splitlines():
+        if line.startswith(_SCRIPT_TAIL):
+            break
+        if _IMPORT_LINE.match(line):
+            stripped = line.strip()
+            if stripped not in _PLAIN_IMPORTS and stripped not in _SHIMMED_IMPORTS:
+                return stripped
+    return None
 
 
 def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
-    """CC-14: run Inductor's wrapper with local stand-ins; kernels from verified shared objects."""
+    """CC-14: run Inductor's wrapper with local stand-ins (the light loader) when every import line of it is one
+    the stand-ins are known to cover; otherwise run it as it is, with Inductor's own helpers and kernel loader.
+    The light loader takes kernels only from shared objects verified by their digest and bound by their source's."""
+    unknown = unknown_import(record["source"])
+    if unknown is not None:
+        logger.info("Loading the graph with Inductor's own loader: the wrapper imports %r, which the light loader "
+                    "does not know", unknown)
+        name = "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16]
+        namespace: dict[str, Any] = {"__name__": name}
+        exec(compile(record["source"], f"<torchair_ref inductor graph {name}>", "exec"), namespace)  # noqa: S102
+        return _aligned(namespace["call"], record)
     namespace: dict[str, Any] = {
         "__name__": "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16],
         "run_intermediate_hooks": _run_intermediate_hooks,
@@ -136,7 +187,11 @@ def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
             continue
         lines.append(line)
     exec(compile("\n".join(lines), f"<torchair_ref inductor graph {namespace['__name__']}>", "exec"), namespace)  # noqa: S102
-    call = namespace["call"]
+    return _aligned(namespace["call"], record)
+
+
+def _aligned(call: Callable[[list], Any], record: dict[str, Any]) -> Callable[[list], Any]:
+    """The wrapper's `call`, copying the inputs Inductor asked to check for alignment when they are misaligned."""
     misaligned = record.get("inputs_to_check") or []
     if not misaligned:
         return call

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib.util
 import json
@@ -54,18 +55,43 @@ class StaleCacheError(BrokenCacheError):
 
 
 def environment(device: str) -> dict[str, Any]:
-    """The environment fingerprint: a cache written under another one is stale."""
+    """The environment fingerprint: a cache written under another one is stale.
+
+    Besides versions it holds torch's git revision (two builds of one version differ), this package's version, and
+    the CPU's feature flags: Inductor compiles C++ kernels for the host CPU (`-march=native`), so a kernel is only
+    kept for a CPU with the same extensions, not merely the same ATen capability.
+    """
+    from torchair_ref import __version__
+
     npu = sys.modules.get("torch_npu")
     return {
         "python": platform.python_version(),
         "bytecode_magic": importlib.util.MAGIC_NUMBER.hex(),
         "torch": torch.__version__,
+        "torch_git": getattr(torch.version, "git_version", None),
+        "torchair_ref": __version__,
         "device": device,
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_features": cpu_features(),
         "cuda": torch.version.cuda if device == "cuda" else None,
         "torch_npu": getattr(npu, "__version__", None),
         "cann": getattr(getattr(npu, "version", None), "cann", None),
     }
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_features() -> str:
+    """A digest of the host CPU's model and feature flags (what `-march=native` compiles for)."""
+    described = platform.machine() + " " + platform.processor()
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key = line.split(":", 1)[0].strip()
+                if key in ("flags", "Features", "model name", "vendor_id", "cpu family"):
+                    described += "\n" + line.strip()
+                if key in ("flags", "Features"):
+                    break
+    return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
 def encode(payload: dict[str, Any]) -> bytes:

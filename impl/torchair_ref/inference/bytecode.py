@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import dis
-import itertools
 import marshal
 import sys
 import types
@@ -24,7 +23,6 @@ from torchair_ref import _refs
 
 _GRAPH = {"graph": "compiled"}
 _INJECTED_PREFIXES = ("__compiled_fn", "__import_", "___", "__builtins_dict")
-_load_ids = itertools.count()
 
 
 class UncacheableError(Exception):
@@ -43,6 +41,9 @@ def transformed_code(code: types.CodeType) -> types.CodeType:
 
 def injected_globals(code: types.CodeType, module_globals: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Describe the globals Dynamo injected for `code` as data (`_refs`), the compiled graph as `{"graph": ...}`."""
+    stores = _global_stores(code)
+    if stores:
+        raise UncacheableError(f"the traced code assigns the module globals {sorted(stores)}")
     refs: dict[str, dict[str, str]] = {}
     for name in sorted(_all_names(code)):
         if name.startswith("__resume_at"):
@@ -157,28 +158,56 @@ def rebuild(
 ) -> tuple[types.FunctionType, str]:
     """CC-14: a function running `code` with `func`'s globals, defaults and closure, and `graph` as its graph.
 
-    Returns the function and the global name under which it finds `graph` (the caller may swap the graph there).
+    The names Dynamo injected live in a scope of the function's own (`ModuleView`), which reads every other name
+    from the live module: nothing is added to the user's module. Returns the function and the name under which it
+    finds `graph` in `function.__globals__` (the caller may swap the graph there).
     """
     if code.co_freevars != func.__code__.co_freevars:
         raise ValueError(
             f"cached bytecode closes over {code.co_freevars}, the live method over {func.__code__.co_freevars}"
         )
-    module_globals = func.__globals__
-    load_id = next(_load_ids)
+    stores = _global_stores(code)
+    if stores:
+        raise ValueError(f"cached bytecode assigns the module globals {sorted(stores)}")
+    scope = ModuleView(func.__globals__)
     renamed = {}
     graph_name = ""
     for i, (name, ref) in enumerate(sorted(refs.items())):
-        new_name = f"__torchair_ref_{load_id}_{i}"
+        new_name = f"__torchair_ref_{i}"
         if ref == _GRAPH:
-            module_globals[new_name] = graph
+            scope[new_name] = graph
             graph_name = new_name
         else:
-            module_globals[new_name] = _resolve(ref)
+            scope[new_name] = _resolve(ref)
         renamed[name] = new_name
     code = _rename(code, renamed)
-    rebuilt = types.FunctionType(code, module_globals, func.__name__, func.__defaults__, func.__closure__)
+    rebuilt = types.FunctionType(code, scope, func.__name__, func.__defaults__, func.__closure__)
     rebuilt.__kwdefaults__ = func.__kwdefaults__
+    rebuilt.__module__ = func.__module__
+    rebuilt.__qualname__ = func.__qualname__
     return rebuilt, graph_name
+
+
+class ModuleView(dict):
+    """A function's globals: its own names, then (on a miss) the live module's, so a rebound global is seen."""
+
+    __slots__ = ("module_globals",)
+
+    def __init__(self, module_globals: dict[str, Any]) -> None:
+        super().__init__(__builtins__=module_globals.get("__builtins__", __builtins__))
+        self.module_globals = module_globals
+
+    def __missing__(self, name: str) -> Any:
+        return self.module_globals[name]
+
+
+def _global_stores(code: types.CodeType) -> set[str]:
+    """Names the code (nested code included) assigns or deletes as globals."""
+    found = {i.argval for i in dis.get_instructions(code) if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL")}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found |= _global_stores(const)
+    return found
 
 
 def _resolve(ref: dict[str, str]) -> Any:

@@ -3,13 +3,20 @@
 `cache_compile(m.decode)` validates its arguments and returns a `CachedFunction`; nothing else happens until the
 first call. The first call resolves the cache path (`paths`), then either loads the file (warm: Dynamo's bytecode
 bound to the live method, the graph rebuilt by its compiler's loader; no tracing, no guards) or traces the method
-once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`). A second trace of
-the same function in the process (a recompile) deletes its cache folder and stops saving it. When the real root or
-a level below it is not a folder of ours that no one else can write in, or a class or method name cannot be a
-folder, the call runs uncached (nothing read or written) with a warning that says why.
+once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`, as a `record`).
+A second trace of the same function in the process (a recompile) deletes its cache folder and stops saving it. When
+the real root or a level below it is not a folder of ours that no one else can write in, or a class or method name
+cannot be a folder, the call runs uncached (nothing read or written) with a warning that says why.
+
+The first call runs once per `CachedFunction` under a lock: threads calling at the same time wait for it and use
+its result. A warm start trusts a file only when it was written for this function, `<model_info>` folder,
+train/eval mode, environment and the current source of every piece of code Dynamo traced (`record`); every call
+then checks its tensor inputs against what the graph assumes (`inputs`): a dtype, device or rank the graph was not
+compiled for is a recompile (a stale cache on the first call), a size or stride is CC-15's `AssertionError`.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
 import hashlib
@@ -18,6 +25,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import types
 import warnings
 from typing import Any, Callable
@@ -25,7 +33,7 @@ from typing import Any, Callable
 import torch
 
 from torchair_ref import compilers
-from torchair_ref.inference import artifact, bytecode, paths
+from torchair_ref.inference import artifact, bytecode, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
 
@@ -146,6 +154,15 @@ class CachedFunction:
         self._traces = 0
         self._compile_ids: list = []
         self._compilation: Any = None
+        self._model_info = ""
+        self._traced: list[record.TracedSource] | str = "Dynamo did not report the traced code"
+        #: why the graph traced in this process cannot be saved, found outside the graph compiler (None: it can)
+        self._uncacheable: str | None = None
+        #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
+        self._load_failure: dict[str, str] | None = None
+        self._save_allowed = True
+        self._recompile_reason = ""
+        self._lock = threading.RLock()
         self.__name__ = func.__name__
         self.__qualname__ = func.__qualname__
         self.__doc__ = func.__doc__
@@ -158,7 +175,10 @@ class CachedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._call
         if call is None:
-            return self._first_call(args, kwargs)
+            with self._lock:
+                call = self._call
+                if call is None:
+                    return self._first_call(args, kwargs)
         return call(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -189,8 +209,16 @@ class CachedFunction:
         if os.path.lexists(path):
             warm = self._try_load(path)
             if warm is not None:
-                self._call = warm
-                return warm(*args, **kwargs)
+                try:
+                    result = warm(*args, **kwargs)
+                except inputs.InputMismatchError as exc:
+                    # The file fits this function but not what it is called with (model.to(dtype), other device):
+                    # a cold process would compile for these inputs, so this one does too, and saves it.
+                    self._discard(path, artifact.StaleCacheError(f"the first call does not fit the graph: {exc}"))
+                    self._remove_func_dir()
+                else:
+                    self._call = warm
+                    return result
         return self._compile_and_run(path, args, kwargs)
 
     def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
@@ -222,6 +250,7 @@ class CachedFunction:
         # CC-8's realpath: the root the caller named may be reached through symlinks, but the levels below it are
         # the cache's own, so a symlink there is damage (CC-17) and is never resolved into the path.
         self._root = os.path.realpath(root)
+        self._model_info = info
         return paths.cache_file(self._root, info, dist, self._method.__name__)
 
     def _symlink_below_root(self) -> str | None:
@@ -236,11 +265,30 @@ class CachedFunction:
         return None
 
     def _try_load(self, path: str) -> Callable | None:
-        """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted."""
+        """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted.
+
+        A file that is valid and current but that the loader fails on is rebuilt once; its new record remembers
+        the failure, and when the rebuilt file fails the same way it is kept and not rewritten again (each process
+        then compiles, with a warning, instead of rewriting the file every time).
+        """
+        loaded: record.CacheRecord | None = None
         try:
-            payload = artifact.read(path)
-            call = self._warm_callable(payload, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
+            loaded = self._checked_record(artifact.read(path), path)
+            call = self._warm_callable(loaded, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
+            if loaded is None or isinstance(exc, artifact.BrokenCacheError):
+                self._discard(path, exc)
+                self._remove_func_dir()
+                return None
+            failure = {"reason": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+            if loaded.extra.get("load_failure") == failure:
+                self._save_allowed = False
+                logger.warning("%s: kept cache %s fails to load again (%s); compiling without rewriting it.",
+                               self.__qualname__, path, failure["reason"])
+                warnings.warn(f"Cache {path} fails to load the same way twice ({failure['reason']}); compiling "
+                              "without rewriting it", UserWarning, stacklevel=5)
+                return None
+            self._load_failure = failure
             self._discard(path, exc)
             self._remove_func_dir()
             return None
@@ -255,25 +303,70 @@ class CachedFunction:
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
-    def _warm_callable(self, payload: dict, kernel_dir: str) -> Callable:
-        recorded = payload["environment"]
+    def _checked_record(self, payload: dict, path: str) -> record.CacheRecord:
+        """CC-14/CC-17: the payload as a record written for this function, folder, mode and source, else stale."""
+        try:
+            loaded = record.CacheRecord.from_payload(payload)
+        except record.RecordError as exc:
+            raise artifact.StaleCacheError(str(exc)) from exc
+        recorded = loaded.environment
         current = artifact.environment(recorded.get("device", "cpu"))
         if recorded != current:
             changed = {k: (recorded.get(k), current.get(k)) for k in current if recorded.get(k) != current.get(k)}
             raise artifact.StaleCacheError(f"written under another environment (cached, now): {changed}")
         function = self._method.__func__
-        if payload["function"]["code_digest"] != code_digest(function.__code__):
+        written_for = (loaded.function.get("module"), loaded.function.get("qualname"), loaded.model_info)
+        live = (function.__module__, function.__qualname__, os.path.basename(os.path.dirname(os.path.dirname(path))))
+        if written_for != live:
+            raise artifact.StaleCacheError(
+                f"written for {written_for[0]}.{written_for[1]} in folder {written_for[2]!r}, not for "
+                f"{live[0]}.{live[1]} in {live[2]!r} (a file copied from another model?)"
+            )
+        if loaded.function.get("code_digest") != code_digest(function.__code__):
             raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
-        check_input_records(payload["inputs"])
-        boxed = compilers.load(payload["graph"], kernel_dir)
-        graph = _FirstCallCheck(boxed, payload["inputs"])
-        rebuilt, graph_name = bytecode.rebuild(bytecode.decode(payload["bytecode"]), payload["globals"], graph, function)
-        graph.rebind = (function.__globals__, graph_name)
-        return _inference(types.MethodType(rebuilt, self._method.__self__))
+        changed = record.changed_sources(loaded.traced_sources)
+        if changed:
+            raise artifact.StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed)}")
+        training = bool(self._method.__self__.training)
+        if loaded.training != training:
+            mode = {True: "train", False: "eval"}
+            raise artifact.StaleCacheError(
+                f"written with the module in {mode[loaded.training]} mode, called in {mode[training]} mode"
+            )
+        return loaded
+
+    def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
+        function = self._method.__func__
+        check_input_records(loaded.inputs)
+        boxed = compilers.load(loaded.graph, kernel_dir)
+        graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
+        rebuilt, graph_name = bytecode.rebuild(
+            bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
+        )
+        graph.bind(rebuilt.__globals__, graph_name)
+        return _warm_inference(types.MethodType(rebuilt, self._method.__self__), self._after_mismatch)
+
+    def _raise_mismatch(self, found: inputs.Mismatch) -> None:
+        """CC-15: a size or stride that does not fit on the first warm call is an `AssertionError`; anything else
+        (a dtype, device or rank, or a size on a later call) is traced afresh, as a cold process would."""
+        if found.kind == "layout" and self._call is None:
+            raise AssertionError(found.message)
+        raise inputs.InputMismatchError(found)
+
+    def _after_mismatch(self, exc: inputs.InputMismatchError, args: tuple, kwargs: dict) -> Any:
+        """CC-12: a later call that does not fit the loaded graph is traced (a recompile), as in a cold process."""
+        with self._lock:
+            if self._call is None:
+                raise exc  # still the first call: `_first_call` treats the file as stale
+            if getattr(self._call, "warm", False):
+                self._recompile_reason = f" ({exc})"
+                self._traces, self._compile_ids = 1, [object()]  # the loaded graph counts as the first trace
+                self._compile_and_run(self._path or "", args, kwargs, run=False)
+        return self._call(*args, **kwargs)
 
     # -- cold path --------------------------------------------------------------------------------------------
 
-    def _compile_and_run(self, path: str | None, args: tuple, kwargs: dict) -> Any:
+    def _compile_and_run(self, path: str | None, args: tuple, kwargs: dict, run: bool = True) -> Any:
         function = self._method.__func__
         # A fresh code object: Dynamo's cache (and our trace count) then belongs to this CachedFunction alone.
         traced = types.FunctionType(
@@ -287,27 +380,33 @@ class CachedFunction:
             dynamic=self._dynamic,
         )
         call = _inference(compiled)
-        self._call = call
-        result = call(*args, **kwargs)
-        if self._traces == 1 and path is not None:
+        if not run:
+            self._call = call
+            return None
+        try:
+            result = call(*args, **kwargs)
+        finally:
+            self._call = call  # after the first call, even a failed one: threads waiting on it then use it
+        if self._traces == 1 and self._save_allowed and path is not None:
             self._save(path, traced.__code__)
         return result
 
     def _backend(self, gm: Any, example_inputs: list) -> Callable:
-        from torch._guards import CompileContext
-
         from torchair_ref.backend import compile_dynamo_graph
 
         # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
         # is still the first trace. A new compile id (0/1) is a recompile (CC-12).
-        trace = CompileContext.current_trace_id()
-        compile_id = trace.compile_id if trace is not None else object()
+        compile_id, traced = _dynamo_trace_facts()
+        if isinstance(compile_id, str):
+            self._uncacheable, compile_id = compile_id, object()
         if compile_id not in self._compile_ids:
             self._compile_ids.append(compile_id)
         self._traces = len(self._compile_ids)
+        if self._traces == 1:
+            self._traced = traced
         if self._traces > 1:
             warnings.warn(
-                f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}); removed "
+                f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}){self._recompile_reason}; removed "
                 f"{os.path.dirname(self._path or '')} and will not save it again in this process. Keep shapes "
                 "(or use dynamic=True) and Python values on guarded paths fixed to use the cache.",
                 UserWarning,
@@ -351,31 +450,37 @@ class CachedFunction:
         graph = compilation.graph if compilation is not None else None
         if graph is None:
             raise bytecode.UncacheableError("no graph was compiled")
-        if graph.uncacheable:
-            raise bytecode.UncacheableError(graph.uncacheable)
+        if graph.uncacheable or self._uncacheable:
+            raise bytecode.UncacheableError(graph.uncacheable or self._uncacheable)
+        if isinstance(self._traced, str):
+            raise bytecode.UncacheableError(self._traced)
         function = self._method.__func__
         transformed = bytecode.transformed_code(traced_code)
-        payload = {
-            "name": f"{function.__qualname__}{inspect.signature(function)}",
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "environment": artifact.environment(compilation.device),
-            "function": {
+        written = record.CacheRecord(
+            name=f"{function.__qualname__}{inspect.signature(function)}",
+            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            environment=artifact.environment(compilation.device),
+            function={
                 "module": function.__module__,
                 "qualname": function.__qualname__,
                 "code_digest": code_digest(function.__code__),
             },
-            "options": {
+            model_info=self._model_info,
+            training=bool(self._method.__self__.training),
+            traced_sources=self._traced,
+            options={
                 "mode": self._config.mode,
                 "dynamic": self._dynamic,
                 "ge_cache": self._ge_cache,
                 "options_string": options_string(self._config),
             },
-            "bytecode": bytecode.encode(transformed),
-            "globals": bytecode.injected_globals(transformed, function.__globals__),
-            "inputs": [_describe_input(source, role, value) for source, role, value in compilation.inputs],
-            "graph": graph.record,
-        }
-        return payload, graph.files
+            bytecode=bytecode.encode(transformed),
+            globals=bytecode.injected_globals(transformed, function.__globals__),
+            inputs=[_describe_input(source, role, value) for source, role, value in compilation.inputs],
+            graph=graph.record,
+            extra={"load_failure": self._load_failure} if self._load_failure else {},
+        )
+        return written.to_payload(), graph.files
 
     def _remove_func_dir(self) -> None:
         """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""
@@ -383,44 +488,27 @@ class CachedFunction:
             shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
 
 
-class _FirstCallCheck:
-    """The graph as the warm bytecode calls it; checks the inputs on the first call (CC-15), then steps aside."""
+def _dynamo_trace_facts() -> tuple[Any, list[record.TracedSource] | str]:
+    """The current compile id and the source of the code Dynamo traced for it, read from Dynamo's tracing context.
 
-    def __init__(self, boxed: Callable[[list], Any], inputs: list[dict]) -> None:
-        self._boxed = boxed
-        self._inputs = inputs
-        self.rebind: tuple[dict, str] | None = None
+    Each is replaced by the reason (a str) when this torch does not offer it: the graph then runs but is not cached.
+    """
+    try:
+        from torch._guards import CompileContext
 
-    def __call__(self, *args: Any) -> Any:
-        check_inputs(args, self._inputs)
-        boxed = self._boxed
-        if self.rebind is not None:
-            scope, name = self.rebind
-            scope[name] = lambda *a: boxed(list(a))
-        return boxed(list(args))
+        trace = CompileContext.current_trace_id()
+        compile_id: Any = trace.compile_id if trace is not None else "Dynamo gave no compile id"
+    except Exception as exc:  # noqa: BLE001 - a private API of another torch release: not cacheable, still runs
+        compile_id = f"Dynamo's compile id is not readable on torch {torch.__version__}: {exc!r}"
+    try:
+        from torch._guards import TracingContext
 
-
-def check_inputs(args: tuple, inputs: list[dict]) -> None:
-    """CC-15: each tensor fits the graph's recorded dtype, size and stride (symbolic dims are not checked)."""
-    for arg, meta in zip(args, inputs):
-        if meta.get("kind") != "tensor" or not isinstance(arg, torch.Tensor):
-            continue
-        if str(arg.dtype) != meta["dtype"]:
-            raise AssertionError(f"expected dtype {meta['dtype']}, got {arg.dtype} for input {meta['source']}")
-        size, stride = arg.size(), arg.stride()
-        if len(size) != len(meta["shape"]):
-            raise AssertionError(
-                f"expected {len(meta['shape'])} dims, got {len(size)} for input {meta['source']}"
-            )
-        for dim, (want_size, want_stride) in enumerate(zip(meta["shape"], meta["stride"])):
-            if (want_size is not None and size[dim] != want_size) or (
-                want_stride is not None and size[dim] > 1 and stride[dim] != want_stride
-            ):
-                raise AssertionError(
-                    f"expected size {size[dim]}=={want_size}, stride {stride[dim]}=={want_stride} at dim={dim} "
-                    f"(input {meta['source']}; the cache was compiled for other shapes: call with the cached shapes, "
-                    "or delete its folder to recompile)"
-                )
+        codes = TracingContext.get_traced_code()
+        if not codes:
+            return compile_id, "Dynamo reported no traced code"
+        return compile_id, record.traced_sources(list(codes))
+    except Exception as exc:  # noqa: BLE001 - as above
+        return compile_id, f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it"
 
 
 def check_input_records(inputs: Any) -> None:
@@ -444,16 +532,45 @@ def check_input_records(inputs: Any) -> None:
 
 def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
     if isinstance(value, torch.Tensor):
-        return {
+        stride = [s if isinstance(s, int) else None for s in value.stride()]
+        described = {
             "kind": "tensor",
             "source": source,
             "role": role,
             "dtype": str(value.dtype),
             "device": str(value.device),
             "shape": [d if isinstance(d, int) else None for d in value.shape],
-            "stride": [s if isinstance(s, int) else None for s in value.stride()],
+            "stride": stride,
         }
+        if None in described["shape"] or None in stride:
+            described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
+            described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
+            for expr in described["size_expr"] + described["stride_expr"]:
+                try:
+                    inputs.evaluate(expr, collections.defaultdict(int)) if expr is not None else None
+                except (ValueError, SyntaxError) as exc:
+                    raise bytecode.UncacheableError(
+                        f"input {source} has the symbolic size or stride {expr!r}, which a warm start cannot check"
+                    ) from exc
+            if None in stride and _symbolically_contiguous(value):
+                described["contiguous"] = True
+        return described
     return {"kind": type(value).__name__.lower(), "source": source, "role": role}
+
+
+def _symbolically_contiguous(value: torch.Tensor) -> bool:
+    """Whether a tensor with symbolic strides has exactly the row-major strides of its sizes (no guard is added)."""
+    expected: Any = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        if _expr(stride) != _expr(expected):
+            return False
+        expected = expected * size
+    return True
+
+
+def _expr(value: Any) -> Any:
+    node = getattr(value, "node", None)
+    return node.expr if node is not None else value
 
 
 def code_digest(code: types.CodeType) -> str:
@@ -464,6 +581,27 @@ def code_digest(code: types.CodeType) -> str:
     for const in code.co_consts:
         digest.update(code_digest(const).encode() if isinstance(const, types.CodeType) else repr(const).encode())
     return digest.hexdigest()
+
+
+def _warm_inference(method: Callable, after_mismatch: Callable) -> Callable:
+    """CC-16 for the warm graph; an input the graph was not compiled for goes to `after_mismatch` (never a kernel)."""
+    set_grad = torch._C._set_grad_enabled
+    grad_enabled = torch.is_grad_enabled
+    mismatch_error = inputs.InputMismatchError
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        previous = grad_enabled()
+        set_grad(False)
+        try:
+            return method(*args, **kwargs)
+        except mismatch_error as exc:
+            set_grad(previous)
+            return after_mismatch(exc, args, kwargs)
+        finally:
+            set_grad(previous)
+
+    call.warm = True  # type: ignore[attr-defined]
+    return call
 
 
 def _inference(method: Callable) -> Callable:

@@ -1,0 +1,293 @@
+"""What a cached graph assumes of its tensor inputs, checked on every call (SPEC CC-14, CC-15).
+
+The record lists, per graph input, the dtype, device, rank, the static sizes and strides (None where Dynamo made
+them symbolic), and for symbolic ones their expressions (`size_expr`, `stride_expr`: "s0", "s1*s2"): a symbol
+bound by one size or stride must agree wherever else it appears, and a compound expression must evaluate to the
+actual value (the kernels index with them). `contiguous` marks a tensor whose symbolic strides are row-major.
+`mismatch` is the full check in
+Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
+builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
+symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
+again. A mismatch never reaches a kernel.
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why a call's input does not fit the compiled graph; `kind` is "layout" (size/stride) or "type"."""
+
+    kind: str
+    message: str
+
+
+class InputMismatchError(Exception):
+    """A call's input does not fit the compiled graph's dtype/device/rank: the caller recompiles (never raised out)."""
+
+    def __init__(self, mismatch: Mismatch) -> None:
+        super().__init__(mismatch.message)
+        self.mismatch = mismatch
+
+
+def mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
+    """CC-15: the first input that does not fit its record, or None when all fit."""
+    if len(args) != len(inputs):
+        return Mismatch("type", f"the graph takes {len(inputs)} inputs, the call gave {len(args)}")
+    for arg, meta in zip(args, inputs):
+        if meta.get("kind") != "tensor":
+            continue
+        found = _tensor_mismatch(arg, meta)
+        if found is not None:
+            return found
+    return symbolic_mismatch(args, inputs)
+
+
+def symbolic_terms(inputs: list[dict]) -> list[tuple[int, str, int, str]]:
+    """(input, "size"/"stride", dim, expression) of every symbolic size and stride the check must relate (pure);
+    the strides of a `contiguous` input are left out (`is_contiguous` checks them)."""
+    terms = []
+    for i, meta in enumerate(inputs):
+        for kind in ("size", "stride"):
+            if kind == "stride" and meta.get("contiguous"):
+                continue
+            for dim, expr in enumerate(meta.get(f"{kind}_expr") or ()):
+                if expr is not None:
+                    terms.append((i, kind, dim, expr))
+    return terms
+
+
+def needs_symbolic_check(inputs: list[dict]) -> bool:
+    """Whether a symbol is shared or an expression compound, i.e. the sizes and strides must agree (pure)."""
+    seen: set[str] = set()
+    for _, _, _, expr in symbolic_terms(inputs):
+        if not _SYMBOL.match(expr) or expr in seen:
+            return True
+        seen.add(expr)
+    return False
+
+
+def symbolic_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
+    """CC-15: sizes and strides that break a relation between the graph's symbols (e.g. two inputs sharing `s0`)."""
+    return SymbolicCheck(inputs).mismatch(args)
+
+
+class SymbolicCheck:
+    """The relations between the graph's symbols, prepared once: `ok(args)` is the per-call test."""
+
+    def __init__(self, inputs: list[dict]) -> None:
+        self._inputs = inputs
+        self._plan = []
+        for i, kind, dim, expr in symbolic_terms(inputs):
+            compiled = None if _SYMBOL.match(expr) else compile(ast.parse(expr, mode="eval"), "<expr>", "eval")
+            if compiled is not None:
+                _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(int))  # only +, -, *, ints
+            self._plan.append((i, kind == "stride", dim, expr, compiled))
+
+    def ok(self, args: tuple | list) -> bool:
+        bound: dict[str, int] = {}
+        later = []
+        for i, stride, dim, expr, compiled in self._plan:
+            tensor = args[i]
+            if stride:
+                if tensor.size(dim) <= 1:
+                    continue
+                actual = tensor.stride(dim)
+            else:
+                actual = tensor.size(dim)
+            if compiled is not None:
+                later.append((compiled, actual))
+            elif bound.setdefault(expr, actual) != actual:
+                return False
+        try:
+            return all(eval(compiled, _NO_BUILTINS, bound) == actual for compiled, actual in later)  # noqa: S307
+        except NameError:
+            return False
+
+    def mismatch(self, args: tuple | list) -> Mismatch | None:
+        """What `ok` rejects, in words."""
+        if self.ok(args):
+            return None
+        bound: dict[str, int] = {}
+        for i, stride, dim, expr, compiled in self._plan:
+            tensor, kind = args[i], ("stride" if stride else "size")
+            if stride and tensor.size(dim) <= 1:
+                continue
+            actual = tensor.stride(dim) if stride else tensor.size(dim)
+            source = self._inputs[i]["source"]
+            if compiled is None and bound.setdefault(expr, actual) != actual:
+                return Mismatch("layout", f"input {source}: {kind} {actual} at dim={dim} breaks the graph's "
+                                          f"{expr}={bound[expr]} (another input or dim fixed it)")
+        for i, stride, dim, expr, compiled in self._plan:
+            if compiled is not None:
+                tensor, kind = args[i], ("stride" if stride else "size")
+                return Mismatch("layout", f"input {self._inputs[i]['source']}: {kind} "
+                                          f"{tensor.stride(dim) if stride else tensor.size(dim)} at dim={dim} does not "
+                                          f"fit the graph's {expr} (with {bound})")
+        return Mismatch("layout", "the inputs' sizes and strides do not fit the graph's symbols")
+
+
+_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}}
+_SYMBOL = re.compile(r"^[a-z]+\d+$")
+
+
+def evaluate(expr: str, values: dict[str, int]) -> int:
+    """The integer value of a sum/product of integers and symbols (pure); ValueError for anything else."""
+    return _evaluate(ast.parse(expr, mode="eval").body, values)
+
+
+def _evaluate(node: ast.AST, values: dict[str, int]) -> int:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Sub)):
+        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+        return left + right if isinstance(node.op, ast.Add) else left * right if isinstance(node.op, ast.Mult) else (
+            left - right)
+    raise ValueError(f"unsupported expression {ast.unparse(node)!r}")
+
+
+def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
+    source = meta["source"]
+    if not isinstance(arg, torch.Tensor):
+        return Mismatch("type", f"input {source}: expected a tensor, got {type(arg).__name__}")
+    if str(arg.dtype) != meta["dtype"]:
+        return Mismatch("type", f"input {source}: expected dtype {meta['dtype']}, got {arg.dtype}")
+    if arg.device.type != torch.device(meta["device"]).type:
+        return Mismatch("type", f"input {source}: expected device {meta['device']}, got {arg.device}")
+    size, stride = arg.size(), arg.stride()
+    if len(size) != len(meta["shape"]):
+        return Mismatch("type", f"input {source}: expected {len(meta['shape'])} dims, got {len(size)} ({list(size)})")
+    for dim, (want_size, want_stride) in enumerate(zip(meta["shape"], meta["stride"])):
+        if (want_size is not None and size[dim] != want_size) or (
+            want_stride is not None and size[dim] > 1 and stride[dim] != want_stride
+        ):
+            return Mismatch(
+                "layout",
+                f"expected size {size[dim]}=={want_size}, stride {stride[dim]}=={want_stride} at dim={dim} "
+                f"(input {source}; the cache was compiled for other shapes: call with the cached shapes, "
+                "or delete its folder to recompile)",
+            )
+    if meta.get("contiguous") and arg.numel() > 1 and not arg.is_contiguous():
+        return Mismatch(
+            "layout",
+            f"input {source}: the graph was compiled for a contiguous tensor with symbolic strides, got strides "
+            f"{list(stride)}; pass it contiguous (.contiguous())",
+        )
+    return None
+
+
+class GraphInputCheck:
+    """The compiled graph as the cached bytecode calls it: inputs checked on every call, then the kernels run.
+
+    `on_mismatch(m)` is called with an input that does not fit and must raise (an `AssertionError` for a size or
+    stride, CC-15; `InputMismatchError` to recompile). `bind(scope, name)` names the global through which the
+    bytecode calls the graph: each check that passes puts the fast call there, so the bytecode calls it directly.
+    """
+
+    def __init__(self, boxed: Callable[[list], Any], inputs: list[dict], on_mismatch: Callable[[Mismatch], None]):
+        self._boxed = boxed
+        self._inputs = inputs
+        self._on_mismatch = on_mismatch
+        self._tensor_at = [i for i, meta in enumerate(inputs) if meta.get("kind") == "tensor"]
+        self._scope: dict[str, Any] = {}
+        self._name = ""
+
+    def bind(self, scope: dict[str, Any], name: str) -> None:
+        self._scope, self._name = scope, name
+        scope[name] = self._checked_call
+
+    def _checked_call(self, *args: Any) -> Any:
+        found = mismatch(args, self._inputs)
+        if found is not None:
+            self._on_mismatch(found)
+            raise AssertionError(found.message)  # on_mismatch must raise; never run the kernels regardless
+        if self._name:
+            try:
+                self._scope[self._name] = self._fast_call(args)
+            except Exception:  # noqa: BLE001 - no C++ check on this torch: every call keeps the full check
+                self._name = ""
+        return self._boxed(list(args))
+
+    def _fast_call(self, first: tuple) -> Callable[..., Any]:
+        """A call that checks with one C++ call, built from inputs that passed the full check: TensorGuards for
+        dtype, device, rank, static sizes and strides; `is_contiguous` and the symbols' relations, as one
+        expression generated from the record's (validated) integers and index names."""
+        from torch._C._dynamo.guards import TensorGuards
+
+        at = self._tensor_at
+        tensors = [first[i] for i in at]
+        metas = [self._inputs[i] for i in at]
+        guards = TensorGuards(
+            *tensors,
+            dynamic_dims_sizes=[_static(t.size(), m["shape"]) for t, m in zip(tensors, metas)],
+            dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
+        )
+        n_inputs = len(self._inputs)
+        tests = [f"len(args) == {n_inputs}", "check(" + ", ".join(f"args[{i}]" for i in at) + ")"]
+        tests += [f"args[{i}].is_contiguous()" for i in at if self._inputs[i].get("contiguous")]
+        relations = relation_tests(self._inputs)
+        namespace: dict[str, Any] = {"check": guards.check, "boxed": self._boxed, "slow": self._checked_call}
+        if relations is None:
+            namespace["related"] = SymbolicCheck(self._inputs).ok
+            tests.append("related(args)")
+        else:
+            tests += relations
+        source = (
+            "def fast_call(*args):\n"
+            f"    if {' and '.join(tests)}:\n"
+            "        return boxed(list(args))\n"
+            "    return slow(*args)\n"
+        )
+        exec(compile(source, "<torchair_ref input check>", "exec"), namespace)  # noqa: S102 - ints and names only
+        return namespace["fast_call"]
+
+
+def relation_tests(inputs: list[dict]) -> list[str] | None:
+    """The symbols' relations as Python tests on `args` (pure), or None when a symbol is only fixed by a stride and
+    used again (then `SymbolicCheck` decides at run time)."""
+    defined: dict[str, str] = {}
+    for i, kind, dim, expr in symbolic_terms(inputs):
+        if kind == "size" and _SYMBOL.match(expr) and expr not in defined:
+            defined[expr] = f"args[{int(i)}].size({int(dim)})"
+    tests = []
+    counts = collections.Counter(
+        name.id for _, _, _, expr in symbolic_terms(inputs) for name in ast.walk(ast.parse(expr, mode="eval"))
+        if isinstance(name, ast.Name)
+    )
+    for i, kind, dim, expr in symbolic_terms(inputs):
+        actual = f"args[{int(i)}].{kind}({int(dim)})"
+        if _SYMBOL.match(expr) and defined.get(expr) == actual:
+            continue
+        if _SYMBOL.match(expr) and expr not in defined and counts[expr] == 1:
+            continue  # a stride of its own: the kernels read it from the tensor
+        tree = ast.parse(expr, mode="eval")
+        _evaluate(tree.body, collections.defaultdict(int))  # only ints, names, +, -, *
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        if not names <= defined.keys():
+            return None
+        wanted = ast.unparse(_Substitute(defined).visit(tree))
+        test = f"{actual} == ({wanted})"
+        tests.append(f"(args[{int(i)}].size({int(dim)}) <= 1 or {test})" if kind == "stride" else test)
+    return tests
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, defined: dict[str, str]) -> None:
+        self._defined = defined
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.parse(self._defined[node.id], mode="eval").body
+
+
+def _static(actual: Any, recorded: list) -> list:
+    """The dims the guard fixes: the actual value where the record has a static one, None where it is symbolic."""
+    return [value if want is not None else None for value, want in zip(actual, recorded)]
