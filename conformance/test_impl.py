@@ -1,4 +1,4 @@
-"""SPEC section 0: the implementation under test (IMPL-1..IMPL-3)."""
+"""SPEC section 0: the implementation under test (IMPL-1..IMPL-4)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+import torch
 
 from conformance.impl import ENV_VAR
 
@@ -64,3 +65,25 @@ def test_torch_npu_is_imported_only_for_upstream(impl):
         assert imported, "--impl torchair must import torch_npu first (IMPL-3)"
     else:
         assert not imported, f"torch_npu was imported while testing {impl.name} (IMPL-3: never in a CPU environment)"
+
+
+def _device_present(device: str) -> bool:
+    if device == "cpu":
+        return True
+    backend = getattr(torch, device, None)
+    return bool(backend is not None and backend.is_available() and backend.device_count() > 0)
+
+
+@pytest.mark.clause("IMPL-2", "IMPL-4")
+def test_declaration_is_true_of_this_environment(impl):
+    """What an implementation (or an adapter of upstream) declares holds here: its device is present, the torch it
+    names is the torch that runs, and the torch_npu it names is a version string, never invented."""
+    declared = getattr(impl.module, "__conformance__", None)
+    if declared is None:
+        pytest.skip(f"{impl.name} declares no __conformance__ (it is optional)")
+    assert _device_present(impl.device), f"{impl.name} declares device {impl.device!r}, which this process lacks"
+    assert impl.versions.get("torch") == torch.__version__, (
+        f"{impl.name} declares torch {impl.versions.get('torch')!r}, the process runs {torch.__version__!r}")
+    torch_npu = impl.versions.get("torch_npu")
+    assert torch_npu is None or (isinstance(torch_npu, str) and torch_npu[:1].isdigit()), (
+        f"{impl.name} declares torch_npu {torch_npu!r}: expected a version string or null")
