@@ -11,9 +11,9 @@ import importlib
 from types import ModuleType
 from typing import Any, Dict
 
-__all__ = ["CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger", "__conformance__"]
+from torchair_npu.hooks import lazy_surface
 
-_SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger")
+__all__ = ["CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger", "__conformance__"]
 
 
 def upstream() -> ModuleType:
@@ -42,12 +42,4 @@ def _conformance() -> Dict[str, Any]:
     }
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__conformance__":
-        globals()[name] = _conformance()
-        return globals()[name]
-    if name in _SURFACE:
-        value = getattr(upstream(), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_surface(__name__, globals(), upstream, _conformance)

@@ -9,10 +9,31 @@ import contextlib
 from types import ModuleType
 from typing import Any, Callable, Iterator, Tuple
 
-__all__ = ["DIVERGENCES", "threshold_hook"]
+__all__ = ["DIVERGENCES", "SURFACE", "lazy_surface", "threshold_hook"]
 
 #: the known-divergence list both adapters share (conformance/known_divergences/torchair.txt)
 DIVERGENCES = "torchair"
+#: the IMPL-1 surface an adapter takes from upstream's ``torchair``
+SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger")
+
+
+def lazy_surface(
+    adapter: str, namespace: dict[str, Any], upstream: Callable[[], ModuleType], conformance: Callable[[], Any]
+) -> Callable[[str], Any]:
+    """IMPL-1/IMPL-2: an adapter's module ``__getattr__`` (PEP 562): the surface and ``__conformance__`` are resolved
+    on first use (importing upstream then, not when the adapter is imported) and kept in ``namespace``."""
+
+    def __getattr__(name: str) -> Any:
+        if name == "__conformance__":
+            value = conformance()
+        elif name in SURFACE:
+            value = getattr(upstream(), name)
+        else:
+            raise AttributeError(f"module {adapter!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
+
+    return __getattr__
 
 
 def threshold_hook(torchair: ModuleType) -> Callable[[int], Any]:
