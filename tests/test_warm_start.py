@@ -47,6 +47,18 @@ def test_seed_example_class_name_in_path(tmp_path: Path, cache_program) -> None:
     assert int(md5, 16) >= 0
 
 
+def test_warm_start_below_a_rank_level(tmp_path: Path, cache_program) -> None:
+    """CC-8, CC-14: with a <dist> level between <model_info> and <func>, the warm start still loads the file that
+    was written for this <model_info> (no trace, no stale-cache warning)."""
+    job = {"model": "mlp", "tp_rank": 5, "pp_rank": 1, "calls": [{"method": "run", "batch": 2, "steps": 3}]}
+    cold = cache_program(job, tmp_path)
+    (cache,) = cache_files(tmp_path / ".torchair_cache")
+    assert cache.parent.parent.name == "tp_rank5_pp_rank1", cache
+    warm = cache_program(job, tmp_path)
+    assert warm["unique_graphs"] == 0 and not warm["warnings"], warm
+    assert warm["outputs"] == cold["outputs"], (warm["outputs"], cold["outputs"])
+
+
 @pytest.mark.parametrize("dynamic", [True, False])
 def test_closure_tensor_is_rebound(tmp_path: Path, cache_program, dynamic: bool) -> None:
     """CC-18: a tensor the method reads from its closure comes from the live process on a warm start."""

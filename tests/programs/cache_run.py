@@ -94,6 +94,9 @@ def build(job: dict) -> tuple[torch.nn.Module, dict]:
     options = {"config": config, "dynamic": job.get("dynamic", True), "ge_cache": job.get("ge_cache", False)}
     if job.get("cache_dir"):
         options["cache_dir"] = job["cache_dir"]
+    for rank in ("tp_rank", "pp_rank"):
+        if job.get(rank) is not None:
+            options[rank] = job[rank]
     torch.manual_seed(job.get("seed", 0))
     model = {"seed": SeedModel, "mlp": MlpModel, "closure": closure_model}[job.get("model", "seed")](options)
     return model.eval(), options

@@ -316,7 +316,8 @@ class CachedFunction:
             raise artifact.StaleCacheError(f"written under another environment (cached, now): {changed}")
         function = self._method.__func__
         written_for = (loaded.function.get("module"), loaded.function.get("qualname"), loaded.model_info)
-        live = (function.__module__, function.__qualname__, os.path.basename(os.path.dirname(os.path.dirname(path))))
+        # The live <model_info> as the path formula made it (a <dist> level may stand between it and <func>).
+        live = (function.__module__, function.__qualname__, self._model_info)
         if written_for != live:
             raise artifact.StaleCacheError(
                 f"written for {written_for[0]}.{written_for[1]} in folder {written_for[2]!r}, not for "
