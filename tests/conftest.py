@@ -20,9 +20,15 @@ def run_program(job: dict[str, Any], cwd: Path, env: dict[str, str] | None = Non
         [sys.executable, str(PROGRAMS / "cache_run.py"), json.dumps(job)],
         cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
     )
+    return program_report(done, "cache_run.py")
+
+
+def program_report(done: subprocess.CompletedProcess, program: str) -> dict:
+    """The JSON report a program of tests/programs printed last (`REPORT {...}`), with its stderr beside it; an
+    AssertionError with its whole output when it failed or printed none."""
     lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
     if done.returncode != 0 or not lines:
-        raise AssertionError(f"cache_run.py exited {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}")
+        raise AssertionError(f"{program} exited {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}")
     report = json.loads(lines[-1][len("REPORT "):])
     report["stderr"] = done.stderr
     return report

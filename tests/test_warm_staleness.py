@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PROGRAMS
+from tests.conftest import PROGRAMS, program_report
 
 pytestmark = pytest.mark.slow
 
@@ -87,12 +87,7 @@ def run(job: dict[str, Any], cwd: Path, faulthandler: bool = False) -> dict[str,
     command = [sys.executable, *(["-X", "faulthandler"] if faulthandler else []), str(PROGRAMS / "stale_run.py")]
     done = subprocess.run([*command, json.dumps(job)], cwd=cwd, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
-    lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
-    if done.returncode != 0 or not lines:
-        raise AssertionError(f"stale_run.py exited {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}")
-    report = json.loads(lines[-1][len("REPORT "):])
-    report["stderr"] = done.stderr
-    return report
+    return program_report(done, "stale_run.py")
 
 
 def cache_files(root: Path) -> list[Path]:
