@@ -149,6 +149,8 @@ class CachedFunction:
         self._decompositions = decompositions
         self._ge_cache = ge_cache
         self._call: Callable | None = None
+        #: the loaded graph's bound bytecode, while it is `_call` (a later misfit then recompiles, CC-12)
+        self._warm_call: Callable | None = None
         self._path: str | None = None
         self._root = ""
         self._traces = 0
@@ -179,7 +181,10 @@ class CachedFunction:
                 call = self._call
                 if call is None:
                     return self._first_call(args, kwargs)
-        return call(*args, **kwargs)
+        try:
+            return call(*args, **kwargs)
+        except inputs.InputMismatchError as exc:  # only the warm graph raises it, before any kernel runs
+            return self._after_mismatch(exc, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<cache_compile of {self.__qualname__}, cache {self._path or '(not resolved yet)'}>"
@@ -345,7 +350,8 @@ class CachedFunction:
             bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
         )
         graph.bind(rebuilt.__globals__, graph_name)
-        return _warm_inference(types.MethodType(rebuilt, self._method.__self__), self._after_mismatch)
+        self._warm_call = types.MethodType(rebuilt, self._method.__self__)  # the graph switches grad mode (CC-16)
+        return self._warm_call
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
         """CC-15: a size or stride that does not fit on the first warm call is an `AssertionError`; anything else
@@ -357,9 +363,7 @@ class CachedFunction:
     def _after_mismatch(self, exc: inputs.InputMismatchError, args: tuple, kwargs: dict) -> Any:
         """CC-12: a later call that does not fit the loaded graph is traced (a recompile), as in a cold process."""
         with self._lock:
-            if self._call is None:
-                raise exc  # still the first call: `_first_call` treats the file as stale
-            if getattr(self._call, "warm", False):
+            if self._warm_call is not None and self._call is self._warm_call:
                 self._recompile_reason = f" ({exc})"
                 self._traces, self._compile_ids = 1, [object()]  # the loaded graph counts as the first trace
                 self._compile_and_run(self._path or "", args, kwargs, run=False)
@@ -582,27 +586,6 @@ def code_digest(code: types.CodeType) -> str:
     for const in code.co_consts:
         digest.update(code_digest(const).encode() if isinstance(const, types.CodeType) else repr(const).encode())
     return digest.hexdigest()
-
-
-def _warm_inference(method: Callable, after_mismatch: Callable) -> Callable:
-    """CC-16 for the warm graph; an input the graph was not compiled for goes to `after_mismatch` (never a kernel)."""
-    set_grad = torch._C._set_grad_enabled
-    grad_enabled = torch.is_grad_enabled
-    mismatch_error = inputs.InputMismatchError
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        previous = grad_enabled()
-        set_grad(False)
-        try:
-            return method(*args, **kwargs)
-        except mismatch_error as exc:
-            set_grad(previous)
-            return after_mismatch(exc, args, kwargs)
-        finally:
-            set_grad(previous)
-
-    call.warm = True  # type: ignore[attr-defined]
-    return call
 
 
 def _inference(method: Callable) -> Callable:

@@ -136,6 +136,7 @@ class SymbolicCheck:
 
 _NO_BUILTINS: dict[str, Any] = {"__builtins__": {}}
 _SYMBOL = re.compile(r"^[a-z]+\d+$")
+_INTEGER = re.compile(r"^\d+$")
 
 
 def evaluate(expr: str, values: dict[str, int]) -> int:
@@ -186,7 +187,9 @@ def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
 
 
 class GraphInputCheck:
-    """The compiled graph as the cached bytecode calls it: inputs checked on every call, then the kernels run.
+    """The compiled graph as the cached bytecode calls it: inputs checked on every call, then the kernels run with
+    grad mode off (CC-16: outputs carry no graph; the bytecode around the graph only gathers inputs and packs
+    outputs, so switching grad mode for the kernels alone is enough, and costs nothing under `torch.no_grad()`).
 
     `on_mismatch(m)` is called with an input that does not fit and must raise (an `AssertionError` for a size or
     stride, CC-15; `InputMismatchError` to recompile). `bind(scope, name)` names the global through which the
@@ -215,7 +218,7 @@ class GraphInputCheck:
                 self._scope[self._name] = self._fast_call(args)
             except Exception:  # noqa: BLE001 - no C++ check on this torch: every call keeps the full check
                 self._name = ""
-        return self._boxed(list(args))
+        return without_grad(self._boxed, list(args))
 
     def _fast_call(self, first: tuple) -> Callable[..., Any]:
         """A call that checks with one C++ call, built from inputs that passed the full check: TensorGuards for
@@ -228,14 +231,17 @@ class GraphInputCheck:
         metas = [self._inputs[i] for i in at]
         guards = TensorGuards(
             *tensors,
-            dynamic_dims_sizes=[_static(t.size(), m["shape"]) for t, m in zip(tensors, metas)],
+            dynamic_dims_sizes=[_static(t.size(), fixed_sizes(m)) for t, m in zip(tensors, metas)],
             dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
         )
         n_inputs = len(self._inputs)
         tests = [f"len(args) == {n_inputs}", "check(" + ", ".join(f"args[{i}]" for i in at) + ")"]
         tests += [f"args[{i}].is_contiguous()" for i in at if self._inputs[i].get("contiguous")]
         relations = relation_tests(self._inputs)
-        namespace: dict[str, Any] = {"check": guards.check, "boxed": self._boxed, "slow": self._checked_call}
+        namespace: dict[str, Any] = {
+            "check": guards.check, "boxed": self._boxed, "slow": self._checked_call,
+            "grad_enabled": torch.is_grad_enabled, "set_grad": torch._C._set_grad_enabled,
+        }
         if relations is None:
             namespace["related"] = SymbolicCheck(self._inputs).ok
             tests.append("related(args)")
@@ -244,11 +250,36 @@ class GraphInputCheck:
         source = (
             "def fast_call(*args):\n"
             f"    if {' and '.join(tests)}:\n"
+            "        if grad_enabled():\n"
+            "            set_grad(False)\n"
+            "            try:\n"
+            "                return boxed(list(args))\n"
+            "            finally:\n"
+            "                set_grad(True)\n"
             "        return boxed(list(args))\n"
             "    return slow(*args)\n"
         )
         exec(compile(source, "<torchair_ref input check>", "exec"), namespace)  # noqa: S102 - ints and names only
         return namespace["fast_call"]
+
+
+def without_grad(boxed: Callable[[list], Any], args: list) -> Any:
+    """CC-16: run the graph's kernels with grad mode off, restoring the caller's mode."""
+    if not torch.is_grad_enabled():
+        return boxed(args)
+    torch._C._set_grad_enabled(False)
+    try:
+        return boxed(args)
+    finally:
+        torch._C._set_grad_enabled(True)
+
+
+def fixed_sizes(meta: dict) -> list:
+    """The input's sizes as the guard fixes them (pure): the static ones, and symbolic ones whose expression is a
+    plain integer (Dynamo specialised the symbol); None where the size is free."""
+    exprs = meta.get("size_expr") or [None] * len(meta["shape"])
+    return [want if want is not None else (int(expr) if _INTEGER.match(expr or "") else None)
+            for want, expr in zip(meta["shape"], exprs)]
 
 
 def relation_tests(inputs: list[dict]) -> list[str] | None:
@@ -267,6 +298,8 @@ def relation_tests(inputs: list[dict]) -> list[str] | None:
         actual = f"args[{int(i)}].{kind}({int(dim)})"
         if _SYMBOL.match(expr) and defined.get(expr) == actual:
             continue
+        if kind == "size" and _INTEGER.match(expr):
+            continue  # a fixed size: the tensor guard checks it (`fixed_sizes`)
         if _SYMBOL.match(expr) and expr not in defined and counts[expr] == 1:
             continue  # a stride of its own: the kernels read it from the tensor
         tree = ast.parse(expr, mode="eval")
