@@ -88,7 +88,7 @@ class SymbolicCheck:
         for i, kind, dim, expr in symbolic_terms(inputs):
             compiled = None if _SYMBOL.match(expr) else compile(ast.parse(expr, mode="eval"), "<expr>", "eval")
             if compiled is not None:
-                _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(int))  # only +, -, *, ints
+                _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(int))  # only +, -, *, **k, ints
             self._plan.append((i, kind == "stride", dim, expr, compiled))
 
     def ok(self, args: tuple | list) -> bool:
@@ -140,7 +140,7 @@ _INTEGER = re.compile(r"^\d+$")
 
 
 def evaluate(expr: str, values: dict[str, int]) -> int:
-    """The integer value of a sum/product of integers and symbols (pure); ValueError for anything else."""
+    """The integer value of a sum, difference or product of integers, symbols and their small integer powers (pure); ValueError for anything else."""
     return _evaluate(ast.parse(expr, mode="eval").body, values)
 
 
@@ -153,7 +153,13 @@ def _evaluate(node: ast.AST, values: dict[str, int]) -> int:
         left, right = _evaluate(node.left, values), _evaluate(node.right, values)
         return left + right if isinstance(node.op, ast.Add) else left * right if isinstance(node.op, ast.Mult) else (
             left - right)
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
+            and type(node.right.value) is int and 0 <= node.right.value <= _MAX_EXPONENT):
+        return _evaluate(node.left, values) ** node.right.value  # sympy's s0**2 for a size that is a square
     raise ValueError(f"unsupported expression {ast.unparse(node)!r}")
+
+
+_MAX_EXPONENT = 8
 
 
 def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
@@ -303,7 +309,7 @@ def relation_tests(inputs: list[dict]) -> list[str] | None:
         if _SYMBOL.match(expr) and expr not in defined and counts[expr] == 1:
             continue  # a stride of its own: the kernels read it from the tensor
         tree = ast.parse(expr, mode="eval")
-        _evaluate(tree.body, collections.defaultdict(int))  # only ints, names, +, -, *
+        _evaluate(tree.body, collections.defaultdict(int))  # only ints, names, +, -, *, **k
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         if not names <= defined.keys():
             return None

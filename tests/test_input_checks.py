@@ -1,0 +1,51 @@
+"""White-box: the reference's per-call input check (`torchair_ref.inference.inputs`, SPEC CC-14/CC-15)."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from torchair_ref.inference import inputs
+
+
+def _meta(shape: list, stride: list, size_expr: list, stride_expr: list, **extra: object) -> dict:
+    return {"kind": "tensor", "source": "L['x']", "dtype": "torch.float32", "device": "cpu", "shape": shape,
+            "stride": stride, "size_expr": size_expr, "stride_expr": stride_expr, **extra}
+
+
+@pytest.mark.parametrize(("expr", "values", "expected"), [
+    ("3*s0**2", {"s0": 4}, 48),
+    ("s0*s1 + 2", {"s0": 3, "s1": 5}, 17),
+    ("s0 - 1", {"s0": 7}, 6),
+    ("7", {}, 7),
+])
+def test_evaluate_sums_products_and_small_powers(expr: str, values: dict, expected: int) -> None:
+    assert inputs.evaluate(expr, values) == expected
+
+
+@pytest.mark.parametrize("expr", ["s0**s1", "s0**9", "s0/2", "s0//2", "f(s0)", "s0.real", "2.5*s0"])
+def test_evaluate_refuses_anything_else(expr: str) -> None:
+    with pytest.raises(ValueError, match="unsupported expression"):
+        inputs.evaluate(expr, {"s0": 2, "s1": 3})
+
+
+def test_a_squared_symbol_in_a_stride_is_checked() -> None:
+    """A stride Dynamo wrote as `3*s0**2` binds to the size that defines s0: a tensor that breaks it is refused."""
+    record = [_meta([None, None, 3], [None, None, 1], ["s0", "s0", "3"], ["3*s0**2", "3*s0", None])]
+    contiguous = torch.randn(4, 4, 3)  # strides (12, 3, 1): 12 is not 3*4**2
+    assert inputs.mismatch([contiguous], record) is not None
+    wrong_middle = torch.randn(4, 4, 4, 3)[:, 0]  # strides (48, 3, 1): 3 is not 3*4
+    assert inputs.mismatch([wrong_middle], record) is not None
+    good = torch.randn(4, 16, 3)[:, ::4]  # (4, 4, 3) with strides (48, 12, 1)
+    assert good.stride() == (48, 12, 1)
+    assert inputs.mismatch([good], record) is None
+    checks = inputs.relation_tests(record)
+    assert checks is not None and all(eval(test, {}, {"args": [good]}) for test in checks)  # noqa: S307
+    assert not all(eval(test, {}, {"args": [contiguous]}) for test in checks)  # noqa: S307
+
+
+def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> None:
+    record = [_meta([None, None], [None, 1], ["2", "s1"], ["s1", None], contiguous=True)]
+    assert inputs.fixed_sizes(record[0]) == [2, None]
+    assert inputs.relation_tests(record) == []
+    assert inputs.mismatch([torch.randn(3, 5)], record) is not None
+    assert inputs.mismatch([torch.randn(2, 5)], record) is None
