@@ -75,9 +75,10 @@ Outcome = Tuple[int, Optional[dict], str]
 
 
 def run_suite(impl: str, json_path: Path, *extra_path: Path, clauses: Sequence[str] = (), profile: str = "dev",
-              extra_args: Sequence[str] = ()) -> Outcome:
-    """``python -m pytest conformance --impl IMPL -x -q [--clause ID ...]`` in a fresh process, with ``extra_path``
-    and the mutants' shared folder on PYTHONPATH; returns (exit code, JSON results document, output tail)."""
+              extra_args: Sequence[str] = (), cwd: Path = ROOT) -> Outcome:
+    """``python -m pytest conformance --impl IMPL -x -q [--clause ID ...]`` in a fresh process in ``cwd`` (where
+    hypothesis keeps its example database), with ``extra_path`` and the mutants' shared folder on PYTHONPATH;
+    returns (exit code, JSON results document, output tail)."""
     env = dict(os.environ)
     path = [str(p) for p in extra_path] + [str(MUTANTS_DIR / "_shared"), str(ROOT / "impl"), str(ROOT)] + [
         p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
@@ -87,15 +88,20 @@ def run_suite(impl: str, json_path: Path, *extra_path: Path, clauses: Sequence[s
         [sys.executable, "-m", "pytest", str(ROOT / "conformance"), "--impl", impl, "-x", "-q",
          *[f"--clause={cid}" for cid in clauses], "-p", "no:cacheprovider", "-p", "no:warnings",
          f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=1800,
     )
     document = json.loads(json_path.read_text()) if json_path.exists() else None
     return proc.returncode, document, proc.stdout[-4000:] + proc.stderr[-4000:]
 
 
 def _run_mutant(name: str, out_dir: Path) -> Outcome:
-    return run_suite(f"torchair_ref_mutant_{name}", out_dir / f"{name}.json", MUTANTS_DIR / name,
-                     clauses=[MUTANTS[name]])
+    """The suite on mutant ``name``, the tests of its clause only; in a folder of its own, so that a mutant neither
+    replays the examples that failed the reference (or another mutant) nor leaves its own in the repository's
+    hypothesis database."""
+    work = out_dir / name
+    work.mkdir()
+    return run_suite(f"torchair_ref_mutant_{name}", work / "results.json", MUTANTS_DIR / name,
+                     clauses=[MUTANTS[name]], cwd=work)
 
 
 def _workers() -> int:
