@@ -1,8 +1,9 @@
 """The suite's pytest wiring: the implementation switch, profiles, clause marks, capability skips, known
 divergences, the run header and the JSON results.
 
-Options: ``--impl MODULE`` (else ``$TORCHAIR_CONFORMANCE_IMPL``, else ``torchair_ref``), ``--conformance-json
-PATH``, ``--known-divergences {xfail,skip}``, ``--known-divergences-file PATH``; hypothesis's own
+Options: ``--impl MODULE`` (else ``$TORCHAIR_CONFORMANCE_IMPL``, else ``torchair_ref``), ``--clause ID`` (only
+the tests whose clause marks include one of the IDs; repeatable or comma-separated), ``--conformance-json PATH``,
+``--known-divergences {xfail,skip}``, ``--known-divergences-file PATH``; hypothesis's own
 ``--hypothesis-profile`` selects ``dev``/``ci``/``nightly`` (default ``ci``).
 """
 
@@ -13,7 +14,7 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Set
 
 import pytest
 
@@ -30,6 +31,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "TorchAir conformance suite")
     group.addoption("--impl", default=None, metavar="MODULE",
                     help="implementation under test (default: $TORCHAIR_CONFORMANCE_IMPL, else torchair_ref)")
+    group.addoption("--clause", action="append", default=[], metavar="ID",
+                    help="run only the tests that check one of these SPEC clause IDs (repeatable, or comma-separated: "
+                         "--clause CC-15,CC-16)")
     group.addoption("--conformance-json", default=None, metavar="PATH",
                     help="write one JSON record per test here (a folder: <impl>-<device>[-cann-V][-soc-S].json in it)")
     group.addoption("--known-divergences", choices=("xfail", "skip"), default="xfail",
@@ -49,9 +53,29 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImplementationError as exc:
         raise pytest.UsageError(str(exc)) from exc
     models.use_device(config.stash[_IMPL].device)
-    config.stash[_STATE] = {"profile": profile.name, "records": [], "stale": [], "divergence_file": None,
+    config.stash[_STATE] = {"profile": profile.name, "selected_clauses": _selected_clauses(config), "records": [], "stale": [], "divergence_file": None,
                             "clauses": {}, "divergent": {}, "fixed": [], "passed_draw": [], "started": time.time()}
     config.pluginmanager.register(_Results(config), "conformance-results")
+
+
+def parse_clause_selection(values: List[str], known: Set[str], source: str) -> List[str]:
+    """``--clause`` values (each one ID or a comma-separated list) as sorted unique IDs; an ID that SPEC does not
+    define is a usage error naming it and where the known IDs are listed."""
+    ids = sorted({part.strip() for value in values for part in value.split(",") if part.strip()})
+    unknown = [cid for cid in ids if cid not in known]
+    if unknown:
+        raise pytest.UsageError(
+            f"--clause {', '.join(unknown)}: no such SPEC clause ID (the known IDs are the ones in {source}; "
+            "`python -m conformance clauses` lists them with their tests, conformance/clauses.py reads them)")
+    return ids
+
+
+def _selected_clauses(config: pytest.Config) -> List[str]:
+    values = config.getoption("clause") or []
+    if not values:
+        return []
+    found, source = clauses.load_clauses()
+    return parse_clause_selection(values, {c.id for c in found}, source)
 
 
 def _impl(config: pytest.Config) -> Implementation:
@@ -69,7 +93,7 @@ def pytest_report_header(config: pytest.Config) -> List[str]:
         f"hooks {sorted(impl.hooks) or 'none'}",
         f"conformance: hypothesis profile {state['profile']}; known divergences "
         f"{config.getoption('known_divergences_file') or divergences.default_file(impl.divergences) or 'none'}",
-    ]
+    ] + ([f"conformance: clauses {', '.join(state['selected_clauses'])} only"] if state["selected_clauses"] else [])
 
 
 @pytest.fixture(scope="session")
@@ -113,7 +137,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(
             "every conformance test must carry @pytest.mark.clause(<known SPEC IDs>); "
             f"unmarked: {unmarked}; unknown IDs: {unknown}")
+    # Divergences are matched against the whole collection, so that --clause never makes an entry look stale.
+    _apply_divergences(config, items)
+    _deselect_other_clauses(config, items, set(state["selected_clauses"]))
 
+
+def _apply_divergences(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """Known divergences become xfail (or skip) marks; entries that match no test are reported as stale."""
+    impl = _impl(config)
+    state = config.stash[_STATE]
     path = config.getoption("known_divergences_file") or divergences.default_file(impl.divergences)
     if not path:
         return
@@ -130,6 +162,18 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             reason += f" (note: the test is marked {state['clauses'][item.nodeid]}, not {entry.clause})"
         state["divergent"][item.nodeid] = entry
         item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
+
+
+def _deselect_other_clauses(config: pytest.Config, items: List[pytest.Item], selected: Set[str]) -> None:
+    """``--clause``: keep the tests that check a selected clause; the rest are reported as deselected."""
+    if not selected:
+        return
+    state = config.stash[_STATE]
+    kept = [item for item in items if selected & set(state["clauses"][item.nodeid])]
+    dropped = [item for item in items if not selected & set(state["clauses"][item.nodeid])]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 class _Results:
@@ -213,6 +257,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "versions": dict(impl.versions),
         "capabilities": sorted(impl.capabilities),
         "profile": state["profile"],
+        "selected_clauses": state["selected_clauses"],
         "python": platform.python_version(),
         "host": platform.node(),
         "started": state["started"],

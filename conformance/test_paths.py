@@ -258,3 +258,31 @@ def test_path_is_resolved_once_at_the_first_call(impl, data):
         compiled(*x)
         assert_no_cache_file(base / "elsewhere", why="the path was resolved at the first call, in the first cwd")
         assert len(harness.cache_files(base / "rel")) == 1, f"{harness.cache_files(base)!r}"
+
+
+_LATE_ROOTS = {
+    "relative cache_dir, cwd changed before the first call": {"kind": "chdir", "relative": True},
+    "default root, cwd changed before the first call": {"kind": "chdir", "relative": False},
+    "$TORCHAIR_CACHE_HOME set after cache_compile": {"kind": "env", "set_after_cache_compile": True,
+                                                      "falsy_cache_dir": None},
+}
+
+
+@pytest.mark.requires("cache")
+@pytest.mark.clause("CC-7")
+@pytest.mark.parametrize("story", sorted(_LATE_ROOTS))
+def test_root_is_read_at_the_first_call_not_at_cache_compile(impl, story):
+    """CC-7: the cwd and ``$TORCHAIR_CACHE_HOME`` that count are those of the first call, not of ``cache_compile``."""
+    spec = {"class_name": "LateNet", "in_features": 3, "layers": [{"kind": "linear", "out": 3, "bias": True}]}
+    options = harness.fast_options(impl)
+    harness.fresh_dynamo()
+    with harness.scratch() as base:
+        plan = harness.plan_root({"segments": ["late", "root"], **_LATE_ROOTS[story]}, base)
+        m = models.build_module(spec, 0)
+        with harness.root_env(plan):
+            compiled = impl.cache_compile(m.forward, config=harness.make_config(impl, options),
+                                          cache_dir=plan.cache_dir)
+            harness.before_first_call(plan)
+            compiled(torch.randn(2, 3, device=models.device()))
+        expected = harness.expected_cache_file(impl, m, "forward", options, dynamic=True, root=plan.expected_root)
+        assert_cache_file_at(base, expected, story=story)

@@ -167,3 +167,33 @@ def test_header_json_and_known_divergences(tmp_path):
     proc, document = _run_suite(tmp_path, f"--known-divergences-file={listing}", "--known-divergences=skip")
     records = {r["test"].split("::")[-1]: r for r in document["tests"]}
     assert records["test_surface_is_present"]["outcome"] == "skipped", proc.stdout[-2000:]
+
+
+def _run_clause_selection(tmp_path, *clause_args):
+    env = {k: v for k, v in os.environ.items() if k != impl.ENV_VAR}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "impl"), str(ROOT), env.get("PYTHONPATH", "")])
+    json_path = tmp_path / "selected.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(ROOT / "conformance" / "test_impl.py"), "-p", "no:cacheprovider",
+         "--hypothesis-profile=dev", f"--conformance-json={json_path}", *clause_args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    return proc, (json.loads(json_path.read_text()) if json_path.exists() else None)
+
+
+def test_clause_option_selects_the_tests_of_those_clauses(tmp_path):
+    proc, document = _run_clause_selection(tmp_path, "--clause", "IMPL-3", "--clause=IMPL-1,IMPL-3")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    marked = clauses.tests_by_clause(ROOT / "conformance")
+    wanted = {t.split("::")[-1] for t in marked["IMPL-1"] + marked["IMPL-3"] if t.startswith("test_impl.py::")}
+    ran = {r["test"].split("::")[-1].split("[")[0] for r in document["tests"]}
+    assert ran == wanted, f"--clause IMPL-1,IMPL-3 ran {sorted(ran)}, the tests of those clauses are {sorted(wanted)}"
+    assert document["selected_clauses"] == ["IMPL-1", "IMPL-3"]
+    assert "deselected" in out and "clauses IMPL-1, IMPL-3 only" in out, out[-3000:]
+
+
+def test_unknown_clause_is_a_usage_error_naming_it(tmp_path):
+    proc, _ = _run_clause_selection(tmp_path, "--clause", "IMPL-1,XX-99")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, out[-3000:]
+    assert "--clause XX-99: no such SPEC clause ID" in out, out[-3000:]

@@ -22,7 +22,7 @@ SEEDS = [int(seed) for seed in os.environ.get("TORCHAIR_SEEDS", "1").split(",")]
 @pytest.mark.parametrize("seed", SEEDS)
 def test_suite_passes_on_the_reference(seed, tmp_path):
     """IMPL-1: the whole suite is green on the reference whatever the seed."""
-    code, document, output = run_suite("torchair_ref", "", tmp_path / "results.json", profile=PROFILE,
+    code, document, output = run_suite("torchair_ref", tmp_path / "results.json", profile=PROFILE,
                                        extra_args=[f"--hypothesis-seed={seed}"])
     failed = [(r["test"], r["message"]) for r in (document or {}).get("tests", []) if r["outcome"] in ("failed", "error")]
     assert code == pytest.ExitCode.OK and not failed, f"seed {seed} ({PROFILE}): exit {code}; failures {failed}\n{output}"
