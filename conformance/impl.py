@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
-__all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name"]
+__all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name",
+           "needs_torch_npu"]
 
 ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
 DEFAULT_IMPL = "torchair_ref"
@@ -86,9 +87,14 @@ def selected_name(option: Optional[str] = None, environ: Optional[Mapping[str, s
     return option or environ.get(ENV_VAR) or DEFAULT_IMPL
 
 
+def needs_torch_npu(name: str) -> bool:
+    """IMPL-3: whether the implementation ``name`` lives inside ``torch_npu`` (which must be imported first)."""
+    return name.split(".")[0] in _NEEDS_TORCH_NPU
+
+
 def load(name: str) -> ModuleType:
     """IMPL-3: import the module ``name``, importing ``torch_npu`` first only when ``name`` needs it."""
-    if name.split(".")[0] in _NEEDS_TORCH_NPU:
+    if needs_torch_npu(name):
         try:
             importlib.import_module("torch_npu")
         except Exception as exc:  # an ImportError, or CANN's own errors when no NPU runtime is present
