@@ -117,7 +117,8 @@ def _check_surface(name: str, module: ModuleType) -> None:
     missing += [f"inference.{attr}" for attr in _INFERENCE_SURFACE if not hasattr(inference, attr)]
     if missing:
         raise ImplementationError(
-            f"{name!r} is not an implementation of the IMPL-1 surface: missing {', '.join(missing)}"
+            f"{name!r} is not an implementation of the IMPL-1 surface: missing {', '.join(missing)}; pass a module "
+            f"that provides it to --impl or ${ENV_VAR} (default {DEFAULT_IMPL!r})"
         )
 
 

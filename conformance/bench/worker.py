@@ -6,8 +6,10 @@ The clock starts on this module's first line; the parent passes the wall-clock t
 output (`ttfo_s`):
 
 - `startup_s`  spawn -> this module's first line (interpreter start, `-m` resolution);
-- `import_s`   `import torch` (+ `torch_npu`) and the implementation, resolved as the suite resolves it
-  (`conformance.impl.resolve`: IMPL-1..3) (`startup_import_s`: the two together);
+- `import_s`   `import torch` (+ `torch_npu`) and the implementation, imported by the suite's IMPL-3 rule
+  (`conformance.impl.load`; the CLI checked its IMPL-1 surface with `conformance.impl.resolve` in a fresh process
+  before the first measurement: a surface check here would import what a warm start must not) (`startup_import_s`:
+  the two together);
 - `build_s`    model construction, inputs, and wrapping the method (`cache_compile(...)`, `torch.compile(...)`);
 - `compile_or_load_s` Dynamo trace + graph compile + save, or the cache load; `compile_or_load_how` says how it was
   measured: `explicit` (a separate API call: `aot_compile`, `load_compiled_function`), `log` (from the call's start
@@ -84,7 +86,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         importlib.import_module("torch_npu")
     import torch
 
-    impl = impl_switch.resolve(impl_name) if uses_impl else None
+    impl = impl_switch.load(impl_name) if uses_impl else None
     t_imported = time.perf_counter()
 
     from conformance.bench import models
@@ -151,13 +153,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def _cached(impl: impl_switch.Implementation, spec: dict[str, Any], built: Any) -> Callable:
+def _cached(impl: Any, spec: dict[str, Any], built: Any) -> Callable:
     """The implementation's `cache_compile` of the built method, configured as the spec says."""
-    return impl.cache_compile(built.bound(), config=impl_config(impl, spec), dynamic=spec["dynamic"],
-                              cache_dir=spec["cache_dir"], ge_cache=spec["ge_cache"])
+    return impl.inference.cache_compile(built.bound(), config=impl_config(impl, spec), dynamic=spec["dynamic"],
+                                        cache_dir=spec["cache_dir"], ge_cache=spec["ge_cache"])
 
 
-def _overhead(spec: dict[str, Any], impl: impl_switch.Implementation, built: Any) -> dict[str, Any]:
+def _overhead(spec: dict[str, Any], impl: Any, built: Any) -> dict[str, Any]:
     """The `overhead` subject: a warm cached callable (from `spec["cache_dir"]`) against the direct graph."""
     from conformance.bench import overhead
 
@@ -340,7 +342,7 @@ def tree_bytes(root: str) -> int:
 def _environment(impl_name: str | None, impl: Any, device: str) -> dict[str, Any]:
     from conformance.bench import environment
 
-    return environment.collect(impl_name, impl.module if impl is not None else None, device)
+    return environment.collect(impl_name, impl, device)
 
 
 if __name__ == "__main__":
