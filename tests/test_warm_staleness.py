@@ -181,6 +181,7 @@ def test_file_moved_into_another_models_folder_is_stale(tmp_path: Path, monkeypa
 
 
 TWO_MODELS = '''\
+import os
 
 import torch
 
@@ -257,6 +258,7 @@ def test_static_graph_new_shape_after_first_warm_call_recompiles(plain: dict[str
 
 
 FACTOR_MODEL = '''\
+import os
 
 import torch
 
