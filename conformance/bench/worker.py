@@ -1,11 +1,11 @@
 """One measured fresh process (SPEC BE-1, BE-2): `python -m conformance.bench.worker`, spec in and result out as
 `conformance.process` says.
 
-The clock starts on this module's first line; the parent passes the wall-clock time at which it spawned the process
-(`spawned_at`), so interpreter start-up is measured too. Phases, in seconds, which add up to the time to first
-output (`ttfo_s`):
+The parent passes the wall-clock time at which it spawned the process (`spawned_at`), so interpreter start-up is
+measured too. Phases, in seconds, which add up to the time to first output (`ttfo_s`, spawn -> first output):
 
-- `startup_s`  spawn -> this module's first line (interpreter start, `-m` resolution);
+- `startup_s`  spawn -> just before `import torch` (interpreter start, `-m` resolution, this module's own imports,
+  reading the spec);
 - `import_s`   `import torch` (+ `torch_npu`) and the implementation, imported by the suite's IMPL-3 rule
   (`conformance.impl.load`; the CLI checked its IMPL-1 surface with `conformance.impl.resolve` in a fresh process
   before the first measurement: a surface check here would import what a warm start must not) (`startup_import_s`:
@@ -30,22 +30,18 @@ The result is one JSON object (version `WORKER_FORMAT`); the process exits 1 whe
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib
+import logging
+import os
+import resource
+import sys
 import time
+import traceback
+from typing import Any, Callable
 
-_T0 = time.perf_counter()
-_WALL0 = time.time()
-
-import contextlib  # noqa: E402 - after the clock starts, on purpose
-import hashlib  # noqa: E402
-import importlib  # noqa: E402
-import logging  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import sys  # noqa: E402
-import traceback  # noqa: E402
-from typing import Any, Callable  # noqa: E402
-
-from conformance import impl as impl_switch, process  # noqa: E402 - no torch: the imports are timed below
+from conformance import impl as impl_switch, process  # no torch here: `import torch` is timed in `run`
 
 WORKER_FORMAT = 1
 SUBJECTS = ("eager", "impl", "inductor", "aot-save", "aot-load", "overhead")
@@ -76,11 +72,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     subject = spec["subject"]
     if subject not in SUBJECTS:
         raise ValueError(f"unknown subject {subject!r}; known: {', '.join(SUBJECTS)}")
-    startup = max(0.0, _WALL0 - spec["spawned_at"]) if spec.get("spawned_at") else 0.0
     impl_name = spec.get("impl")
     device = spec.get("device") or "cpu"
     uses_impl = subject in ("impl", "overhead")
 
+    startup = max(0.0, time.time() - spec["spawned_at"]) if spec.get("spawned_at") else 0.0
     t_start = time.perf_counter()
     if device == "npu":
         importlib.import_module("torch_npu")
