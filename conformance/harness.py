@@ -6,12 +6,10 @@ Everything that touches the implementation goes through its public surface (IMPL
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -23,6 +21,7 @@ import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
+from conformance import process
 from conformance.impl import ENV_VAR, Implementation
 from conformance.oracle import FILE_NAME
 
@@ -35,19 +34,14 @@ __all__ = [
     "capture",
     "scratch",
     "cache_files",
-    "WorkerError",
+    "worker_env",
     "run_worker",
     "run_ranks",
-    "RESULT_PREFIX",
     "export_threshold",
     "Export",
     "export_model",
 ]
 
-RESULT_PREFIX = "CONFORMANCE_RESULT "
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
-# Generous: a worker imports torch and may compile with Inductor on a loaded 2-core machine.
-DEFAULT_TIMEOUT_S = 600
 
 
 def make_config(impl: Implementation, options: Sequence[Tuple[str, Any]]) -> Any:
@@ -159,10 +153,6 @@ def cache_files(root: os.PathLike | str) -> List[str]:
     return sorted(found)
 
 
-class WorkerError(AssertionError):
-    """A worker process died or printed no result."""
-
-
 def _import_root(impl: str) -> Optional[str]:
     """The sys.path entry the implementation under test was imported from (so workers import the same one)."""
     top = sys.modules.get(impl.split(".")[0])
@@ -173,42 +163,18 @@ def _import_root(impl: str) -> Optional[str]:
     return str(path.parent if path.name == impl.split(".")[0] else path)
 
 
-def _worker_env(impl: str, extra: Optional[Mapping[str, Optional[str]]]) -> Dict[str, str]:
-    """The parent's environment, with a PYTHONPATH that works from any cwd: the suite, the implementation's
-    import root, then the parent's entries made absolute."""
-    env = dict(os.environ)
-    inherited = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    entries = [_PACKAGE_PARENT, _import_root(impl)] + inherited
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in entries if p))
-    env.pop("TORCHAIR_CACHE_HOME", None)
-    for key, value in (extra or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
-
-
-def _parse(kind: str, proc_out: str, proc_err: str, returncode: int, job: Mapping[str, Any]) -> Dict[str, Any]:
-    for line in reversed(proc_out.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    raise WorkerError(
-        f"worker {kind} exited {returncode} without a result\njob: {json.dumps(job)}\n"
-        f"stdout tail:\n{proc_out[-3000:]}\nstderr tail:\n{proc_err[-6000:]}"
-    )
+def worker_env(impl: str, extra: Optional[Mapping[str, Optional[str]]] = None) -> Dict[str, str]:
+    """A worker's environment: the implementation's import root on PYTHONPATH, ``$TORCHAIR_CONFORMANCE_IMPL`` set,
+    no ``$TORCHAIR_CACHE_HOME`` unless ``extra`` sets it."""
+    return process.child_env([_import_root(impl)], {"TORCHAIR_CACHE_HOME": None, ENV_VAR: impl, **(extra or {})})
 
 
 def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: Optional[os.PathLike] = None,
-               env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
+               env: Optional[Mapping[str, Optional[str]]] = None,
+               timeout: float = process.DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
     """Run ``python -m conformance.workers.<kind>`` on ``job`` in a fresh process and return its JSON result."""
-    job = {**job, "impl": impl}
-    proc = subprocess.run(
-        [sys.executable, "-m", f"conformance.workers.{kind}"],
-        input=json.dumps(job), capture_output=True, text=True, cwd=cwd, env=_worker_env(impl, {ENV_VAR: impl, **(env or {})}),
-        timeout=timeout,
-    )
-    return _parse(kind, proc.stdout, proc.stderr, proc.returncode, job)
+    return process.run(f"conformance.workers.{kind}", {**job, "impl": impl}, cwd=cwd, env=worker_env(impl, env),
+                       timeout=timeout).result
 
 
 @contextlib.contextmanager
@@ -266,34 +232,23 @@ def free_port() -> int:
 
 
 def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.PathLike] = None,
-              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = DEFAULT_TIMEOUT_S,
+              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = process.DEFAULT_TIMEOUT_S,
               worker: str = "rank") -> List[Dict[str, Any]]:
     """Run one ``conformance.workers.<worker>`` process per job as a gloo world on 127.0.0.1 (rank = job index):
     ``rank`` runs ``cache_compile`` jobs, ``export`` runs ``dynamo_export`` jobs."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:
-        procs = []
+        started: List[process.Started] = []
         try:
             for rank, job in enumerate(jobs):
                 rank_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
-                            "WORLD_SIZE": str(len(jobs)), ENV_VAR: impl, **(env or {})}
-                job_file = Path(tmp, f"job{rank}.json")
-                job_file.write_text(json.dumps({**job, "impl": impl}))
-                # Files, not pipes: every rank runs at once and none may block on a full pipe.
-                with open(job_file) as stdin, open(Path(tmp, f"out{rank}"), "w") as out, \
-                        open(Path(tmp, f"err{rank}"), "w") as err:
-                    procs.append(subprocess.Popen(
-                        [sys.executable, "-m", f"conformance.workers.{worker}"], stdin=stdin, stdout=out, stderr=err,
-                        cwd=cwd, env=_worker_env(impl, rank_env)))
-            for p in procs:
-                p.wait(timeout=timeout)
+                            "WORLD_SIZE": str(len(jobs)), **(env or {})}
+                started.append(process.start(f"conformance.workers.{worker}", {**job, "impl": impl},
+                                             Path(tmp, f"rank{rank}"), cwd=cwd, env=worker_env(impl, rank_env)))
+            return [s.reply(timeout).result for s in started]
         finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        return [_parse(worker, Path(tmp, f"out{r}").read_text(), Path(tmp, f"err{r}").read_text(), p.returncode, job)
-                for r, (p, job) in enumerate(zip(procs, jobs))]
+            for s in started:
+                s.kill()
 
 
 @dataclass

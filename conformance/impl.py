@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, ContextManager, List, Mapping, Optional, Tuple
 
-__all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name"]
+__all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name",
+           "needs_torch_npu"]
 
 ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
 DEFAULT_IMPL = "torchair_ref"
@@ -86,9 +87,14 @@ def selected_name(option: Optional[str] = None, environ: Optional[Mapping[str, s
     return option or environ.get(ENV_VAR) or DEFAULT_IMPL
 
 
+def needs_torch_npu(name: str) -> bool:
+    """IMPL-3: whether the implementation ``name`` lives inside ``torch_npu`` (which must be imported first)."""
+    return name.split(".")[0] in _NEEDS_TORCH_NPU
+
+
 def load(name: str) -> ModuleType:
     """IMPL-3: import the module ``name``, importing ``torch_npu`` first only when ``name`` needs it."""
-    if name.split(".")[0] in _NEEDS_TORCH_NPU:
+    if needs_torch_npu(name):
         try:
             importlib.import_module("torch_npu")
         except Exception as exc:  # an ImportError, or CANN's own errors when no NPU runtime is present
@@ -111,7 +117,8 @@ def _check_surface(name: str, module: ModuleType) -> None:
     missing += [f"inference.{attr}" for attr in _INFERENCE_SURFACE if not hasattr(inference, attr)]
     if missing:
         raise ImplementationError(
-            f"{name!r} is not an implementation of the IMPL-1 surface: missing {', '.join(missing)}"
+            f"{name!r} is not an implementation of the IMPL-1 surface: missing {', '.join(missing)}; pass a module "
+            f"that provides it to --impl or ${ENV_VAR} (default {DEFAULT_IMPL!r})"
         )
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "make_inputs",
     "digest",
     "InputMeta",
+    "SeedModel",
     "SPECIAL_MODELS",
     "build_special",
     "special_args",
@@ -198,10 +199,29 @@ def digest(value: Any) -> str:
 
 @dataclasses.dataclass
 class InputMeta:
-    """The seed example's dataclass input."""
+    """The seed example's dataclass input (TorchAir's documentation): a tensor and a flag."""
 
-    is_prefill: bool
-    scale: torch.Tensor
+    data: torch.Tensor
+    is_prompt: bool
+
+
+class SeedModel(nn.Module):
+    """The seed example of TorchAir's documentation: two ``Linear(2, 1)``, ``prompt`` and ``decode`` over an
+    `InputMeta` and a list of tensors (the benchmark's ``tiny``; the reference's warm-start tests wrap it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(2, 1)
+        self.linear2 = nn.Linear(2, 1)
+
+    def _forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+        return self.linear2(x.data) + self.linear2(kv[0])
+
+    def prompt(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+        return self._forward(x, kv)
+
+    def decode(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+        return self._forward(x, kv)
 
 
 # A module-level global used by a method (CC-18: rebound on warm start, not frozen into the artifact).
@@ -217,7 +237,7 @@ class KwargsNet(nn.Module):
 
     def forward(self, x: torch.Tensor, meta: InputMeta, kv: List[torch.Tensor], step: int = 1, *,
                 bias: torch.Tensor) -> Tuple[torch.Tensor, int, torch.Size]:
-        y = self.proj(x) * meta.scale + bias
+        y = self.proj(x) * meta.data + bias
         for t in kv:
             y = y + t
         return y * step, step + 1, y.shape
@@ -261,7 +281,7 @@ def special_args(name: str, width: int, batch: int, seed: int, step: int = 2) ->
 
     x = randn(batch, width)
     if name == "kwargs":
-        meta = InputMeta(is_prefill=False, scale=randn(width))
+        meta = InputMeta(data=randn(width), is_prompt=False)
         kv = [randn(batch, width) for _ in range(2)]
         return (x, meta, kv), {"step": step, "bias": randn(width)}
     return (x,), {}

@@ -13,7 +13,6 @@ import logging
 import os
 import stat
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping
@@ -23,10 +22,9 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from conformance import harness, models, profiles
+from conformance import harness, models, process, profiles
 from conformance import strategies as cst
 from conformance.assertions import assert_mode_0600, assert_outputs_close, assert_worker_ok, tolerance
-from conformance.impl import ENV_VAR
 from conformance.test_broken_cache import _break, breakages
 
 pytestmark = [pytest.mark.slow, pytest.mark.requires("cache")]
@@ -43,18 +41,10 @@ def _job(impl, draw: st.DrawFn, root: str) -> Dict[str, Any]:
             "compare_eager": True}
 
 
-def _start(job: Mapping[str, Any], impl: str, folder: Path) -> subprocess.Popen:
-    """A cold worker on ``job``, its stdin, stdout and stderr in files under ``folder`` (never pipes)."""
-    folder.mkdir(parents=True)
-    (folder / "job.json").write_text(json.dumps({**job, "impl": impl}))
-    with open(folder / "job.json") as stdin, open(folder / "out", "w") as out, open(folder / "err", "w") as err:
-        return subprocess.Popen([sys.executable, "-m", "conformance.workers.cold"], stdin=stdin, stdout=out,
-                                stderr=err, cwd=folder, env=harness._worker_env(impl, {ENV_VAR: impl}))
-
-
-def _result(proc: subprocess.Popen, job: Mapping[str, Any], folder: Path) -> Dict[str, Any]:
-    proc.wait(timeout=harness.DEFAULT_TIMEOUT_S)
-    return harness._parse("cold", (folder / "out").read_text(), (folder / "err").read_text(), proc.returncode, job)
+def _start(job: Mapping[str, Any], impl: str, folder: Path) -> process.Started:
+    """A cold worker on ``job``, running in ``folder``."""
+    return process.start("conformance.workers.cold", {**job, "impl": impl}, folder, cwd=folder,
+                         env=harness.worker_env(impl))
 
 
 def _eager_ok(result: Mapping[str, Any], job: Mapping[str, Any], what: str) -> None:
@@ -94,7 +84,7 @@ def _kill_at(proc: subprocess.Popen, moment: Mapping[str, float], root: str) -> 
         if "after_first_entry_s" in moment and os.path.isdir(root) and os.listdir(root):
             time.sleep(moment["after_first_entry_s"])
             break
-        if elapsed > harness.DEFAULT_TIMEOUT_S:
+        if elapsed > process.DEFAULT_TIMEOUT_S:
             break
         time.sleep(0.001)
     if proc.poll() is not None:
@@ -122,7 +112,7 @@ def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> N
             root = str(base / "cache")
             job = _job(impl, data.draw, root)
             moment = data.draw(KILL_MOMENTS, label="kill moment")
-            story = _kill_at(_start(job, impl.name, base / "killed"), moment, root)
+            story = _kill_at(_start(job, impl.name, base / "killed").proc, moment, root)
             tried.append(story)
             found = harness.cache_files(root)
             nxt = harness.run_worker("warm", job, impl=impl.name, cwd=base)
@@ -155,7 +145,7 @@ def test_eight_processes_cold_compile_one_path(impl, record_property: Callable) 
             root = str(base / "cache")
             job = _job(impl, data.draw, root)
             procs = [_start(job, impl.name, base / f"w{i}") for i in range(8)]
-            results = [_result(p, job, base / f"w{i}") for i, p in enumerate(procs)]
+            results = [p.reply().result for p in procs]
             tried.append(len(results))
             for i, result in enumerate(results):
                 _eager_ok(result, job, f"racing worker {i}")

@@ -1,42 +1,54 @@
 """Fixtures shared by the tests of torchair_ref."""
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import functools
+import importlib.util
+import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
+from conformance import process
+
 PROGRAMS = Path(__file__).parent / "programs"
+_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
-def run_program(job: dict[str, Any], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> dict:
-    """Run tests/programs/cache_run.py in a fresh interpreter and return its JSON report."""
-    full_env = {**os.environ, **(env or {})}
-    done = subprocess.run(
-        [sys.executable, str(PROGRAMS / "cache_run.py"), json.dumps(job)],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
-    )
-    return program_report(done, "cache_run.py")
+def program_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a program of tests/programs: `tests` and this torchair_ref importable from any folder."""
+    origin = importlib.util.find_spec("torchair_ref").origin
+    return process.child_env([_ROOT, str(Path(origin).resolve().parent.parent)], extra)
 
 
-def program_report(done: subprocess.CompletedProcess, program: str) -> dict:
-    """The JSON report a program of tests/programs printed last (`REPORT {...}`), with its stderr beside it; an
-    AssertionError with its whole output when it failed or printed none."""
-    lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
-    if done.returncode != 0 or not lines:
-        raise AssertionError(f"{program} exited {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}")
-    report = json.loads(lines[-1][len("REPORT "):])
-    report["stderr"] = done.stderr
-    return report
+def start_program(program: str, job: dict[str, Any], folder: Path, cwd: Path, env: Mapping[str, str] | None = None,
+                  python_flags: Sequence[str] = ()) -> process.Started:
+    """`python -m tests.programs.<program>` on `job` (`conformance.process`), its files in `folder`, run in `cwd`."""
+    return process.start(f"tests.programs.{program}", job, folder, cwd=cwd, env=program_env(env),
+                         python_flags=python_flags)
+
+
+def program_report(started: process.Started, timeout: float = process.DEFAULT_TIMEOUT_S) -> dict:
+    """A started program's report, with its stderr under "stderr"; a ProcessError with its output when it failed
+    or replied nothing."""
+    reply = started.reply(timeout)
+    if reply.returncode:
+        raise process.ProcessError(f"{started.module} exited {reply.returncode} after its report\n"
+                                   f"stdout:\n{reply.stdout[-3000:]}\nstderr:\n{reply.stderr[-6000:]}")
+    return {**reply.result, "stderr": reply.stderr}
+
+
+def run_program(program: str, job: dict[str, Any], cwd: Path, env: Mapping[str, str] | None = None,
+                timeout: float = process.DEFAULT_TIMEOUT_S, python_flags: Sequence[str] = ()) -> dict:
+    """Run tests/programs/<program>.py on `job` in a fresh interpreter and return its report (`program_report`)."""
+    with tempfile.TemporaryDirectory(prefix="torchair-program-") as folder:
+        return program_report(start_program(program, job, Path(folder), cwd, env, python_flags), timeout)
 
 
 @pytest.fixture
 def cache_program() -> Callable[..., dict]:
-    return run_program
+    """`run_program` of tests/programs/cache_run.py: `cache_program(job, cwd, env=None, timeout=600)`."""
+    return functools.partial(run_program, "cache_run")
 
 
 @pytest.fixture(autouse=True)

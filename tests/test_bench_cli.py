@@ -28,8 +28,18 @@ def test_history_that_is_a_file_is_refused_before_measuring(tmp_path: Path, caps
 def test_unknown_impl_is_refused_before_measuring(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     status, took = run_cli("--impl", "nosuch_impl_module", "--history", str(tmp_path), "--rounds", "1")
     err = capsys.readouterr().err
-    assert status == 2 and "--impl 'nosuch_impl_module' is not an importable implementation" in err
+    assert status == 2 and "--impl 'nosuch_impl_module': cannot import" in err, err
+    assert "pass an importable module to --impl or $TORCHAIR_CONFORMANCE_IMPL" in err, err
     assert "round 1" not in err and not list(tmp_path.iterdir())
+
+
+def test_module_without_the_surface_is_refused_as_the_suite_refuses_it(capsys: pytest.CaptureFixture,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCHAIR_CONFORMANCE_IMPL", "json")  # the suite's switch: --impl, else this variable
+    status, _ = run_cli("--no-history", "--rounds", "1")
+    err = capsys.readouterr().err
+    assert status == 2 and "--impl 'json': 'json' is not an implementation of the IMPL-1 surface" in err, err
+    assert "missing CompilerConfig" in err and "round 1" not in err, err
 
 
 def test_json_in_a_missing_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from conformance import models as zoo
 from conformance.bench import models, presets
 
 
@@ -24,12 +25,13 @@ def test_llama_presets_span_a_few_mb_to_7b_class() -> None:
     assert all(p.heads % (p.kv_heads or p.heads) == 0 for p in presets.LLAMA.values())
 
 
-def test_tiny_is_the_seed_with_prompt_and_decode() -> None:
+def test_tiny_is_the_zoos_seed_with_prompt_and_decode() -> None:
     built = models.build("tiny")
+    assert type(built.module) is zoo.SeedModel
     assert [type(m).__name__ for m in built.module.children()] == ["Linear", "Linear"]
     assert built.method == "prompt" and hasattr(built.module, "decode")
     x, kv = built.args
-    assert isinstance(x, models.InputMeta) and x.is_prompt and isinstance(kv, list)
+    assert isinstance(x, zoo.InputMeta) and x.is_prompt and isinstance(kv, list)
     with torch.no_grad():
         assert built.bound()(*built.args).shape == (2, 1)
 

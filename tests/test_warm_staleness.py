@@ -6,17 +6,13 @@ start warm from it (each restores the same cache first).
 """
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import PROGRAMS, program_report
+from tests.conftest import run_program
 
 pytestmark = pytest.mark.slow
 
@@ -84,10 +80,8 @@ EDITS = {
 
 
 def run(job: dict[str, Any], cwd: Path, faulthandler: bool = False) -> dict[str, Any]:
-    command = [sys.executable, *(["-X", "faulthandler"] if faulthandler else []), str(PROGRAMS / "stale_run.py")]
-    done = subprocess.run([*command, json.dumps(job)], cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
-    return program_report(done, "stale_run.py")
+    return run_program("stale_run", job, cwd, env={"OMP_NUM_THREADS": "1"},
+                       python_flags=("-X", "faulthandler") if faulthandler else ())
 
 
 def cache_files(root: Path) -> list[Path]:

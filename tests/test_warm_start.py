@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -166,17 +164,10 @@ def test_concurrent_cold_compiles_leave_one_valid_file(tmp_path: Path) -> None:
     """CC-11: two processes compiling the same path at once both succeed and leave one valid file."""
     import json
 
-    from tests.conftest import PROGRAMS
+    from tests.conftest import program_report, start_program
 
-    job = json.dumps({"model": "seed"})
-    procs = [
-        subprocess.Popen([sys.executable, str(PROGRAMS / "cache_run.py"), job], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
-    results = [p.communicate(timeout=600) for p in procs]
-    assert all(p.returncode == 0 for p in procs), results
-    outputs = {json.dumps(json.loads(out.split("REPORT ", 1)[1])["outputs"]) for out, _ in results}
+    started = [start_program("cache_run", {"model": "seed"}, tmp_path / f"job{i}", tmp_path) for i in range(2)]
+    outputs = {json.dumps(program_report(s)["outputs"]) for s in started}
     assert len(outputs) == 1, outputs
     files = cache_files(tmp_path / ".torchair_cache")
     assert len(files) == 1, files

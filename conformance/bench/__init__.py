@@ -1,12 +1,15 @@
 """Cold-start versus warm-start benchmarks (SPEC BE-1..BE-3).
 
 - `presets`     the benchmark models by name, as plain data (no torch import: the CLI lists them cheaply).
-- `models`      the models themselves: `tiny` (the seed), `gpt-small`, `llama-*` presets; random weights.
-- `worker`      one measured fresh process (`python -m conformance.bench.worker`): phases, artifact bytes, traced.
+- `models`      the models themselves: `tiny` (the zoo's seed, `conformance.models`), `gpt-small`, `llama-*` presets;
+                random weights.
+- `worker`      one measured fresh process (`python -m conformance.bench.worker`, `conformance.process`'s protocol):
+                phases, artifact bytes, traced; it imports the implementation by `conformance.impl`'s rule.
 - `harness`     N rounds of cold and warm runs plus the baselines, each in a fresh process; medians, min/max.
 - `overhead`    per-call overhead of the cached callable against calling the compiled graph directly.
 - `environment` the environment key of every record (BE-3): versions, CANN, device, SoC, host, commit.
-- `cli`         `python -m conformance bench` (`tox -e bench` runs it too: one worker, one record format).
+- `cli`         `python -m conformance bench` (`tox -e bench` runs it too: one worker, one record format); `--impl`
+                is the suite's switch (`conformance.impl`), checked in a fresh process before the first measurement.
 
 Nothing here imports torch at import time: the worker's own timing starts before `import torch`.
 """

@@ -12,16 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from typing import Any, TextIO
 
+from conformance import impl, process
 from conformance.bench import presets
 
-ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
-DEFAULT_IMPL = "torchair_ref"
 DEFAULT_HISTORY = os.path.join("reports", "history")
 
 #: (column title, metric, unit) of the printed table
@@ -38,8 +36,8 @@ COLUMNS = (
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m conformance bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--impl", default=os.environ.get(ENV_VAR) or DEFAULT_IMPL,
-                   help=f"implementation module (IMPL-1; default ${ENV_VAR} or {DEFAULT_IMPL})")
+    p.add_argument("--impl", default=None,
+                   help=f"implementation module (IMPL-1; default ${impl.ENV_VAR}, else {impl.DEFAULT_IMPL})")
     p.add_argument("--model", default="tiny", choices=presets.NAMES, help="benchmark model (default tiny)")
     p.add_argument("--mode", default="max-autotune", choices=("max-autotune", "reduce-overhead"))
     dyn = p.add_mutually_exclusive_group()
@@ -51,8 +49,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=None,
                    help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default: on in "
                         "max-autotune, off in reduce-overhead, where it has no effect)")
-    p.add_argument("--device", default=None, help="device of the model and inputs (default: npu for torchair_npu "
-                                                  "and torchair, else cpu)")
+    p.add_argument("--device", default=None,
+                   help="device of the model and inputs (default: the device the implementation declares, IMPL-2)")
     p.add_argument("--threads", type=int, default=1,
                    help="OMP_NUM_THREADS of every worker (default 1: stable figures on a shared host; 0 = inherit)")
     p.add_argument("--baselines", default="eager,inductor,aot",
@@ -79,18 +77,21 @@ def main(argv: list[str] | None = None) -> int:
         b.strip() for b in args.baselines.split(",") if b.strip())
     try:
         options = harness.Options(
-            impl=args.impl, model=args.model, mode=args.mode, dynamic=args.dynamic, rounds=args.rounds,
-            run_eagerly=args.run_eagerly, ge_cache=args.ge_cache, device=args.device, threads=args.threads,
-            baselines=baselines, overhead=args.overhead,
+            impl=impl.selected_name(args.impl), model=args.model, mode=args.mode, dynamic=args.dynamic,
+            rounds=args.rounds, run_eagerly=args.run_eagerly, ge_cache=args.ge_cache, device=args.device,
+            threads=args.threads, baselines=baselines, overhead=args.overhead,
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     clock = Clock()
-    problem = check_arguments(args) or check_impl(options.impl, clock)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
+    problem = check_arguments(args)
+    checked = {"error": problem} if problem else check_impl(options.impl, clock)
+    if checked["error"]:
+        print(f"error: {checked['error']}", file=sys.stderr)
         return 2
+    if args.device is None:
+        options.device = checked["device"]
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
           f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
           file=sys.stderr)
@@ -159,20 +160,19 @@ def _writable_folder(path: str) -> str | None:
     return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot be created ({parent} is not writable)"
 
 
-def check_impl(name: str, clock: Clock) -> str | None:
-    """IMPL-1: import the implementation in a fresh process, as the workers will, before any measurement."""
-    clock.progress(f"checking that {name} imports ...")
+def check_impl(name: str, clock: Clock) -> dict[str, Any]:
+    """IMPL-1: resolve the implementation in a fresh process, as the workers will, before any measurement:
+    ``{"device": its declared device, "error": None}``, or an ``error`` that names the value and the fix."""
+    clock.progress(f"checking that {name} imports and has the IMPL-1 surface ...")
     try:
-        done = subprocess.run([sys.executable, "-c", "import sys; from conformance.impl import resolve; "
-                               "resolve(sys.argv[1])", name], capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return f"--impl {name!r}: importing it took more than 600 s"
-    if done.returncode:
-        tail = "\n".join(done.stderr.strip().splitlines()[-3:])
-        return (f"--impl {name!r} is not an importable implementation (a module name such as torchair_ref or "
-                f"torchair_npu, installed in this environment):\n{tail}")
-    clock.progress(f"{name} imports")
-    return None
+        checked = process.run("conformance.workers.resolve", {"impl": name}, env=process.child_env()).result
+    except process.ProcessError as exc:
+        return {"error": f"--impl {name!r}: resolving it crashed its process; pass an importable implementation "
+                         f"module such as {impl.DEFAULT_IMPL} or torchair_npu, installed in this environment\n{exc}"}
+    if checked["error"]:
+        return {"error": f"--impl {name!r}: {checked['error']}"}
+    clock.progress(f"{name} imports (device {checked['device']})")
+    return checked
 
 
 def salvage(records: list[Any], args: argparse.Namespace, *, reason: str) -> None:

@@ -10,24 +10,20 @@ After the rounds, `overhead` compares the warm cached callable with its graph ca
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from conformance import impl, process
 from conformance.bench import presets
 
 logger = logging.getLogger("conformance.bench")
 
 BASELINES = ("eager", "inductor", "aot")
-#: implementations that run on an NPU by default (upstream TorchAir inside torch_npu)
-NPU_IMPLS = ("torchair", "torchair_npu")
 #: variants whose failure is recorded as a skip with its reason (the implementation's own never are)
 BASELINE_VARIANTS = ("inductor-prime", "inductor-hot", "aot-save", "aot-load")
 #: variant name -> worker subject
@@ -78,8 +74,8 @@ class Options:
         unknown = set(self.baselines) - set(BASELINES)
         if unknown:
             raise ValueError(f"unknown baselines {sorted(unknown)}; known: {', '.join(BASELINES)}")
-        if self.device is None:
-            self.device = "npu" if self.impl.split(".")[0] in NPU_IMPLS else "cpu"
+        if self.device is None:  # the CLI passes the device the implementation declares (IMPL-2)
+            self.device = "npu" if impl.needs_torch_npu(self.impl) else "cpu"
         if self.overhead is None:
             self.overhead = self.model == "tiny"
         if self.ge_cache is None:
@@ -186,37 +182,25 @@ def _run_in(root: str, options: Options, result: Result, progress: Callable[[str
 
 def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir: str | None = None,
                aot_file: str | None = None) -> dict[str, Any]:
-    """Spawn one `worker` process and return its result (a `{"skipped": reason}` result is passed through)."""
-    with tempfile.NamedTemporaryFile(prefix="bench-", suffix=".json", delete=False) as handle:
-        out = handle.name
+    """Run one `worker` process and return its result (a `{"skipped": reason}` result is passed through)."""
     spec = {
         "subject": subject, "impl": options.impl, "model": options.model, "mode": options.mode,
         "dynamic": options.dynamic, "run_eagerly": options.run_eagerly, "ge_cache": options.ge_cache,
-        "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file, "out": out,
+        "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file,
         "steady": options.steady, "overhead": options.overhead_timing,
     }
-    env = dict(os.environ)
-    env.pop("TORCHAIR_CACHE_HOME", None)
-    env["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
-    if options.threads:
-        env["OMP_NUM_THREADS"] = str(options.threads)
-    command = [sys.executable, "-m", "conformance.bench.worker"]
+    env = process.child_env(extra={"TORCHAIR_CACHE_HOME": None, "TORCHINDUCTOR_CACHE_DIR": inductor_cache,
+                                   **({"OMP_NUM_THREADS": str(options.threads)} if options.threads else {})})
+    spec["spawned_at"] = time.time()
     try:
-        spec["spawned_at"] = time.time()
-        proc = subprocess.run([*command, json.dumps(spec)], env=env, capture_output=True, text=True,
-                              timeout=options.timeout_s)
-        wall = time.time() - spec["spawned_at"]
-        try:
-            with open(out, encoding="utf-8") as handle:
-                sample = json.load(handle)
-        except (OSError, ValueError):
-            sample = {"error": f"worker exited {proc.returncode} without a result"}
-    finally:
-        os.unlink(out)
+        reply = process.run("conformance.bench.worker", spec, env=env, timeout=options.timeout_s)
+    except process.ProcessError as exc:
+        raise BenchError(f"{subject} worker failed: {exc}") from exc
+    sample = reply.result
     if "error" in sample:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+        tail = "\n".join(reply.stderr.splitlines()[-30:])
         raise BenchError(f"{subject} worker failed: {sample['error']}\n{sample.get('traceback', '')}{tail}")
-    sample["process_s"] = wall
+    sample["process_s"] = time.time() - spec["spawned_at"]
     return sample
 
 

@@ -1,41 +1,18 @@
-"""The benchmark models (see `presets`): built with seeded random weights, in eval mode, with their inputs."""
+"""The benchmark models (see `presets`): built with seeded random weights, in eval mode, with their inputs.
+
+`tiny` is the model zoo's seed example (`conformance.models.SeedModel`); the decoders are the benchmark's own."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from conformance.bench import presets
-
-
-@dataclass
-class InputMeta:
-    """The seed's input record: a tensor and a flag."""
-
-    data: torch.Tensor
-    is_prompt: bool
-
-
-class Tiny(nn.Module):
-    """The seed example of TorchAir's documentation: two `Linear(2, 1)`, `prompt` and `decode`."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear1 = nn.Linear(2, 1)
-        self.linear2 = nn.Linear(2, 1)
-
-    def _forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
-        return self.linear2(x.data) + self.linear2(kv[0])
-
-    def prompt(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
-        return self._forward(x, kv)
-
-    def decode(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
-        return self._forward(x, kv)
+from conformance.models import InputMeta, SeedModel
 
 
 class GptBlock(nn.Module):
@@ -183,7 +160,7 @@ def build(name: str, *, device: str = "cpu", seed: int = 0) -> Built:
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed + 1)
     if name == "tiny":
-        module = Tiny().to(device).eval()
+        module = SeedModel().to(device).eval()
         x = InputMeta(torch.randn(2, 2, generator=generator).to(device), True)
         return Built(module, "prompt", (x, [torch.randn(2, 2, generator=generator).to(device)]), {})
     p = presets.GPT_SMALL if name == "gpt-small" else presets.LLAMA[name]

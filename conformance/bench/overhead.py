@@ -82,26 +82,17 @@ def compare(subjects: dict[str, Callable[[], Any]], *, blocks: int = 30, calls: 
     return {name: {"median": sorted(t)[len(t) // 2], "min": min(t)} for name, t in per_call.items()}
 
 
-def run_worker(spec: dict[str, Any], impl: Any, built: Any) -> dict[str, Any]:
-    """The `overhead` worker subject: a warm cached callable (from `spec["cache_dir"]`) against the direct graph."""
+def measure(cached: Callable, built: Any, *, compiler: str, dynamic: bool, **timing: Any) -> dict[str, Any]:
+    """The `overhead` worker subject: the warm cached callable `cached` of `built`'s method against the same graph
+    called directly (`direct_graph`); `timing` goes to `compare`."""
     import torch
 
-    from conformance.bench.worker import impl_config
-
-    cached = impl.inference.cache_compile(built.bound(), config=impl_config(impl, spec), dynamic=spec["dynamic"],
-                                          cache_dir=spec["cache_dir"], ge_cache=spec["ge_cache"])
     args, kwargs = built.args, built.kwargs
     cached(*args, **kwargs)
     warm = "torch._dynamo" not in sys.modules
-    compiler = "eager" if spec["run_eagerly"] else "inductor"
-    if spec.get("device", "cpu") == "npu" and compiler != "eager":
-        from conformance.bench.worker import Skip
-
-        raise Skip("the graph called directly is built with Inductor or as the ATen graph; GE graphs are not")
-    direct = direct_graph(built.bound(), args, kwargs, compiler=compiler, dynamic=spec["dynamic"])
-    options = spec.get("overhead", {})
+    direct = direct_graph(built.bound(), args, kwargs, compiler=compiler, dynamic=dynamic)
     with torch.no_grad():  # the cached callable switches grad mode itself, as it must; the direct graph need not
-        timed = compare({"cached": lambda: cached(*args, **kwargs), "direct": direct}, **options)
+        timed = compare({"cached": lambda: cached(*args, **kwargs), "direct": direct}, **timing)
     return {
         "cached_warm": warm,
         "compiler": compiler,

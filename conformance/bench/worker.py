@@ -1,11 +1,15 @@
-"""One measured fresh process (SPEC BE-1, BE-2): `python -m conformance.bench.worker '<spec JSON>'`.
+"""One measured fresh process (SPEC BE-1, BE-2): `python -m conformance.bench.worker`, spec in and result out as
+`conformance.process` says.
 
-The clock starts on this module's first line; the parent passes the wall-clock time at which it spawned the process
-(`spawned_at`), so interpreter start-up is measured too. Phases, in seconds, which add up to the time to first
-output (`ttfo_s`):
+The parent passes the wall-clock time at which it spawned the process (`spawned_at`), so interpreter start-up is
+measured too. Phases, in seconds, which add up to the time to first output (`ttfo_s`, spawn -> first output):
 
-- `startup_s`  spawn -> this module's first line (interpreter start, `-m` resolution);
-- `import_s`   `import torch` (+ `torch_npu`) and the implementation (`startup_import_s`: the two together);
+- `startup_s`  spawn -> just before `import torch` (interpreter start, `-m` resolution, this module's own imports,
+  reading the spec);
+- `import_s`   `import torch` (+ `torch_npu`) and the implementation, imported by the suite's IMPL-3 rule
+  (`conformance.impl.load`; the CLI checked its IMPL-1 surface with `conformance.impl.resolve` in a fresh process
+  before the first measurement: a surface check here would import what a warm start must not) (`startup_import_s`:
+  the two together);
 - `build_s`    model construction, inputs, and wrapping the method (`cache_compile(...)`, `torch.compile(...)`);
 - `compile_or_load_s` Dynamo trace + graph compile + save, or the cache load; `compile_or_load_how` says how it was
   measured: `explicit` (a separate API call: `aot_compile`, `load_compiled_function`), `log` (from the call's start
@@ -22,38 +26,33 @@ state), `inductor` (`torch.compile` with Inductor, whose caches the parent point
 (PyTorch's `aot_compile` + `save_compiled_function`, `torch.compiler.load_compiled_function`), `overhead` (per-call
 overhead of a warm cached callable against the compiled graph called directly, see `overhead`).
 
-The result is one JSON object written to the spec's `out` path (version `WORKER_FORMAT`).
+The result is one JSON object (version `WORKER_FORMAT`); the process exits 1 when it holds an `error`.
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib
+import logging
+import os
+import resource
+import sys
 import time
+import traceback
+from typing import Any, Callable
 
-_T0 = time.perf_counter()
-_WALL0 = time.time()
-
-import contextlib  # noqa: E402 - after the clock starts, on purpose
-import hashlib  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import logging  # noqa: E402
-import os  # noqa: E402
-import resource  # noqa: E402
-import sys  # noqa: E402
-import traceback  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from conformance import impl as impl_switch, process  # no torch here: `import torch` is timed in `run`
 
 WORKER_FORMAT = 1
 SUBJECTS = ("eager", "impl", "inductor", "aot-save", "aot-load", "overhead")
-#: implementations that live inside torch_npu: `import torch_npu` must come first (IMPL-3)
-NEEDS_TORCH_NPU = {"torchair"}
 
 
 class Skip(Exception):
     """The subject cannot run here (e.g. this torch has no `aot_compile`); the message says why."""
 
 
-def main(argv: list[str]) -> int:
-    spec = json.loads(argv[0])
+def main() -> int:
+    spec = process.read_job()
     try:
         result = run(spec)
         status = 0
@@ -64,8 +63,7 @@ def main(argv: list[str]) -> int:
         status = 1
     result["format"] = WORKER_FORMAT
     result["subject"] = spec["subject"]
-    with open(spec["out"], "w", encoding="utf-8") as handle:
-        json.dump(result, handle)
+    process.reply(result)
     return status
 
 
@@ -74,17 +72,17 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     subject = spec["subject"]
     if subject not in SUBJECTS:
         raise ValueError(f"unknown subject {subject!r}; known: {', '.join(SUBJECTS)}")
-    startup = max(0.0, _WALL0 - spec["spawned_at"]) if spec.get("spawned_at") else 0.0
     impl_name = spec.get("impl")
     device = spec.get("device") or "cpu"
     uses_impl = subject in ("impl", "overhead")
 
+    startup = max(0.0, time.time() - spec["spawned_at"]) if spec.get("spawned_at") else 0.0
     t_start = time.perf_counter()
     if device == "npu":
         importlib.import_module("torch_npu")
     import torch
 
-    impl = import_impl(impl_name) if uses_impl else None
+    impl = impl_switch.load(impl_name) if uses_impl else None
     t_imported = time.perf_counter()
 
     from conformance.bench import models
@@ -94,9 +92,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                               "startup_import_s": startup + t_imported - t_start}
     record: dict[str, Any] = {}
     if subject == "overhead":
-        from conformance.bench import overhead
-
-        record = overhead.run_worker(spec, impl, built)
+        record = _overhead(spec, impl, built)
         record["env"] = _environment(impl_name, impl, device)
         return record
 
@@ -107,8 +103,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     elif subject == "impl":
         record["cache_hit"] = _has_compiled_module(spec["cache_dir"])
         _watch_load(impl.logger, loaded_at)
-        fn = impl.inference.cache_compile(built.bound(), config=impl_config(impl, spec), dynamic=spec["dynamic"],
-                                          cache_dir=spec["cache_dir"], ge_cache=spec["ge_cache"])
+        fn = _cached(impl, spec, built)
     elif subject == "inductor":
         fn = _no_grad(torch.compile(built.bound(), fullgraph=True, dynamic=spec["dynamic"],
                                     mode=_torch_compile_mode(spec["mode"])))
@@ -154,11 +149,21 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def import_impl(name: str) -> Any:
-    """IMPL-3: import the implementation, `torch_npu` first for those that live inside it (and never otherwise)."""
-    if name.split(".")[0] in NEEDS_TORCH_NPU:
-        importlib.import_module("torch_npu")
-    return importlib.import_module(name)
+def _cached(impl: Any, spec: dict[str, Any], built: Any) -> Callable:
+    """The implementation's `cache_compile` of the built method, configured as the spec says."""
+    return impl.inference.cache_compile(built.bound(), config=impl_config(impl, spec), dynamic=spec["dynamic"],
+                                        cache_dir=spec["cache_dir"], ge_cache=spec["ge_cache"])
+
+
+def _overhead(spec: dict[str, Any], impl: Any, built: Any) -> dict[str, Any]:
+    """The `overhead` subject: a warm cached callable (from `spec["cache_dir"]`) against the direct graph."""
+    from conformance.bench import overhead
+
+    compiler = "eager" if spec["run_eagerly"] else "inductor"
+    if spec.get("device", "cpu") == "npu" and compiler != "eager":
+        raise Skip("the graph called directly is built with Inductor or as the ATen graph; GE graphs are not")
+    return overhead.measure(_cached(impl, spec, built), built, compiler=compiler, dynamic=spec["dynamic"],
+                            **spec.get("overhead", {}))
 
 
 def _traced(*, import_counters: bool) -> dict[str, Any]:
@@ -337,4 +342,4 @@ def _environment(impl_name: str | None, impl: Any, device: str) -> dict[str, Any
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

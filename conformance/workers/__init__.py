@@ -1,5 +1,6 @@
-"""Subprocess entry points: ``python -m conformance.workers.{cold,warm,rank}`` read one JSON job on stdin
-(``conformance.workers.export``, a rank that runs ``dynamo_export``, documents its own job format).
+"""Subprocess entry points: ``python -m conformance.workers.{cold,warm,rank}`` read one JSON job and reply with one
+JSON result (``conformance.process``); ``conformance.workers.export``, a rank that runs ``dynamo_export``, documents
+its own job format.
 
 Job (all keys but ``impl`` and ``module`` optional)::
 
@@ -15,7 +16,7 @@ Job (all keys but ``impl`` and ``module`` optional)::
      "calls": [{"inputs": [input spec, ...]} | {"special": {"batch": 2, "seed": 1, "step": 2}}],
      "compare_eager": false}
 
-The worker prints one line ``CONFORMANCE_RESULT {json}`` with: ``unique_graphs`` (Dynamo's
+The result holds: ``unique_graphs`` (Dynamo's
 ``counters["stats"]["unique_graphs"]`` read after the calls), ``frames_total`` (or null where torch does not keep
 it), ``digests`` (one per completed call, ``models.digest`` of the output), ``eager_max_diff``, ``requires_grad``,
 ``logs`` ([levelno, message] of the implementation's logger), ``warnings``, ``error`` (type, message, the messages

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -116,10 +115,10 @@ def _max_diff(out: Any, expected: Any) -> float:
 
 
 def main(setup=None) -> int:
-    """Read the job from stdin, run it, print the result line; ``setup(job)`` runs first (e.g. process groups)."""
-    from conformance.harness import RESULT_PREFIX
+    """Read the job, run it, reply (``conformance.process``); ``setup(job)`` runs first (e.g. process groups)."""
+    from conformance import process
 
-    job = json.loads(sys.stdin.read())
+    job = process.read_job()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     teardown = setup(job) if setup else None
     try:
@@ -127,6 +126,5 @@ def main(setup=None) -> int:
     finally:
         if teardown:
             teardown()
-    sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
-    sys.stdout.flush()
+    process.reply(result)
     return 0

@@ -9,12 +9,11 @@ Job::
      "config": [["export.experimental.auto_atc_config_generated", true], ...],
      "threshold": null | int}                                       # via the set_externalize_threshold hook
 
-Result line: ``CONFORMANCE_RESULT {"rank", "world_size", "returned" (repr), "error" (or null), "logs"}``.
+Result (``conformance.process``): ``{"rank", "world_size", "returned" (repr), "error" (or null), "logs"}``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from typing import Any, Dict, Mapping
@@ -50,18 +49,17 @@ def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def main() -> int:
-    from conformance.harness import RESULT_PREFIX
+    from conformance import process
     from conformance.workers.rank import init_world
 
-    job = json.loads(sys.stdin.read())
+    job = process.read_job()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     teardown = init_world(job)
     try:
         result = run_export(job)
     finally:
         teardown()
-    sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
-    sys.stdout.flush()
+    process.reply(result)
     return 0
 
 

@@ -1,37 +1,30 @@
-"""A fresh process for the tests: build a model, call its cache_compile'd methods, print one JSON report line.
+"""A fresh process for the tests: build a model, call its cache_compile'd methods, reply with one JSON report.
 
-Usage: python cache_run.py '<job JSON>'. Job keys: model ("seed", "mlp" or "closure"), seed, calls (list of
-{"method": ..., "batch": ...}), run_eagerly, mode, dynamic, ge_cache, cache_dir. The report holds output digests,
-Dynamo's counters read after the calls, which compiler modules were imported, and the warnings issued.
+Usage: python -m tests.programs.cache_run, job in and report out as `conformance.process` says. Job keys: model
+("seed": the zoo's seed example, "mlp" or "closure"), seed, calls (list of {"method": ..., "batch": ...}),
+run_eagerly, mode, dynamic, ge_cache, cache_dir. The report holds output digests, Dynamo's counters read after the
+calls, which compiler modules were imported, and the warnings issued.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import sys
 import warnings
-from dataclasses import dataclass
 from typing import List
 
 import torch
 
 import torchair_ref
+from conformance import models, process
+from conformance.models import InputMeta
 
 
-@dataclass
-class InputMeta:
-    data: torch.Tensor
-    is_prompt: bool
-
-
-class SeedModel(torch.nn.Module):
-    """The seed example of TorchAir's documentation (prompt/decode over an InputMeta and a kv list)."""
+class SeedModel(models.SeedModel):
+    """The zoo's seed example as TorchAir's documentation uses it: `prompt` and `decode` cache_compile'd."""
 
     def __init__(self, options: dict) -> None:
         super().__init__()
-        self.linear1 = torch.nn.Linear(2, 1)
-        self.linear2 = torch.nn.Linear(2, 1)
         self.cached_prompt = torchair_ref.inference.cache_compile(self.prompt, **options)
         self.cached_decode = torchair_ref.inference.cache_compile(self.decode, **options)
 
@@ -39,15 +32,6 @@ class SeedModel(torch.nn.Module):
         if x.is_prompt:
             return self.cached_prompt(x, kv)
         return self.cached_decode(x, kv)
-
-    def _forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
-        return self.linear2(x.data) + self.linear2(kv[0])
-
-    def prompt(self, x: InputMeta, y: List[torch.Tensor]) -> torch.Tensor:
-        return self._forward(x, y)
-
-    def decode(self, x: InputMeta, y: List[torch.Tensor]) -> torch.Tensor:
-        return self._forward(x, y)
 
 
 SCALE = torch.full((16,), 0.5)  # a module-level tensor the cached method reads (rebound on warm start)
@@ -122,7 +106,7 @@ def digest(value) -> object:
 
 
 def main() -> None:
-    job = json.loads(sys.argv[1])
+    job = process.read_job()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     caught = []
     with warnings.catch_warnings(record=True) as caught:
@@ -139,7 +123,7 @@ def main() -> None:
         "imported": imported,
         "warnings": [str(w.message) for w in caught],
     }
-    print("REPORT " + json.dumps(report))
+    process.reply(report)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterator
 import torch
 
 import torchair_ref
-from tests.programs.cache_run import InputMeta, SeedModel, build, digest
+from conformance.models import InputMeta
+from tests.programs.cache_run import SeedModel, build, digest
 from torchair_ref.inference import artifact
 
 STEPS = ("before_temp", "temp_created", "mid_write", "before_rename", "after_rename")

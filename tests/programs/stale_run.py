@@ -1,7 +1,7 @@
 """A fresh process for the staleness and input-check tests: import a model from a source file, call it, report.
 
-Usage: python stale_run.py '<job JSON>'. Job keys: source (path of a model file defining `build(options)`),
-run_eagerly, dynamic, calls (list of {"shape", "dtype", "device", "instance"}, in order), to_dtype (applied to
+Usage: python -m tests.programs.stale_run, job in and report out as `conformance.process` says. Job keys: source
+(path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device", "instance"}, in order), to_dtype (applied to
 the model before the first call), train, threads (first call from that many threads at once), instances (build
 and call that many models, then count the `__torchair_ref` names left in the model file's globals), break (a fault
 to inject: "loader" renames our eager loader's module, "declaration" makes Inductor's kernel declarations
@@ -12,7 +12,6 @@ of a call that raised.
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import sys
 import threading
@@ -21,6 +20,7 @@ import warnings
 import torch
 
 import torchair_ref
+from conformance import process
 
 
 def load_source(path: str):
@@ -60,7 +60,7 @@ def same(a, b) -> bool:
 
 
 def main() -> None:
-    job = json.loads(sys.argv[1])
+    job = process.read_job()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     if job.get("break"):
         inject(job["break"])
@@ -111,7 +111,7 @@ def main() -> None:
 
     report["unique_graphs"] = counters["stats"]["unique_graphs"]
     report["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
-    print("REPORT " + json.dumps(report))
+    process.reply(report)
 
 
 if __name__ == "__main__":

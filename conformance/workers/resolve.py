@@ -1,0 +1,23 @@
+"""IMPL-1 in a fresh process, as every later worker will import it: ``{"impl": name}`` in, ``{"impl", "device",
+"error"}`` out (``error`` is the `ImplementationError`'s message, or null). The benchmark runs it before its first
+measurement."""
+
+import sys
+
+from conformance import process
+from conformance.impl import ImplementationError, resolve
+
+
+def main() -> int:
+    job = process.read_job()
+    try:
+        implementation = resolve(job["impl"])
+    except ImplementationError as exc:
+        process.reply({"impl": job["impl"], "device": None, "error": str(exc)})
+        return 0
+    process.reply({"impl": job["impl"], "device": implementation.device, "error": None})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
