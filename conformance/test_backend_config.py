@@ -49,13 +49,13 @@ def test_backend_with_an_equal_but_separately_built_config_is_accepted(impl, opt
 
 @pytest.mark.requires("cache")
 @pytest.mark.clause("CC-4")
+@pytest.mark.parametrize("given_as", ["backend only", "config and same backend"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_backend_only_uses_its_config_for_the_path(impl, data):
+@settings(max_examples=profiles.examples_per_case("compile", 2))
+def test_backend_only_uses_its_config_for_the_path(impl, given_as, data):
     module = data.draw(cst.module_specs(max_depth=3), label="module")
     options = data.draw(cst.config_options(modes=_modes(impl), fast=harness.fast_options(impl), global_options=False),
                         label="config")
-    given_as = data.draw(st.sampled_from(["backend only", "config and same backend"]), label="given_as")
     inputs = data.draw(cst.input_specs(module, layouts=("contiguous",)), label="inputs")
     harness.fresh_dynamo()
     m = models.build_module(module["structure"], module["seed"])

@@ -28,15 +28,15 @@ def _first_mismatch(shape, stride, cached_shape, cached_stride):
 
 
 @pytest.mark.clause("CC-15")
+@pytest.mark.parametrize("change", ["size", "stride"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("process"))
-def test_first_warm_call_checks_sizes_and_strides(impl, data):
+@settings(max_examples=profiles.examples_per_case("process", 2))
+def test_first_warm_call_checks_sizes_and_strides(impl, change, data):
     width = data.draw(st.integers(2, profiles.active().max_width), label="width")
     module = {"kind": "stack", "seed": data.draw(cst.seeds, label="param_seed"), "dtype": "float32",
               "structure": {"class_name": "SizeNet", "in_features": width,
                             "layers": [{"kind": "linear", "out": width, "bias": True}]}}
     cold_shape = data.draw(st.lists(st.integers(2, 6), min_size=1, max_size=2), label="cold_batch") + [width]
-    change = data.draw(st.sampled_from(["size", "stride"]), label="change")
     if change == "size":
         dim = data.draw(st.integers(0, len(cold_shape) - 2), label="dim")
         warm_shape = list(cold_shape)

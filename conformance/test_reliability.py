@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from conformance import harness, models, profiles
 from conformance import strategies as cst
-from conformance.assertions import assert_mode_0600, assert_outputs_close, assert_worker_ok, tolerance
+from conformance.assertions import assert_mode_0600, assert_outputs_close, assert_worker_ok, max_abs_diff_bound
 from conformance.impl import ENV_VAR
 from conformance.test_broken_cache import _break, breakages
 
@@ -59,8 +59,10 @@ def _result(proc: subprocess.Popen, job: Mapping[str, Any], folder: Path) -> Dic
 
 def _eager_ok(result: Mapping[str, Any], job: Mapping[str, Any], what: str) -> None:
     assert_worker_ok(result, what=what)
-    dtype = getattr(torch, job["module"].get("dtype", "float32"))
-    bound = tolerance(dtype)["atol"] * 10
+    module = job["module"]
+    m = models.build_module(module["structure"], module["seed"], module.get("dtype", "float32"))
+    with torch.no_grad():
+        bound = max_abs_diff_bound(getattr(m, job["method"])(*models.make_inputs(job["calls"][0]["inputs"])))
     assert result["eager_max_diff"] and result["eager_max_diff"][0] <= bound, (
         f"{what}: max |output - eager| = {result['eager_max_diff']} > {bound}")
 
