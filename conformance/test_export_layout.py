@@ -270,3 +270,17 @@ def test_export_leaves_later_compiles_unchanged(impl, data):
     assert after == baseline, (
         f"EX-10: after a dynamic={dynamic} export, compiling another function traced {after!r}; without the export "
         f"{baseline!r}")
+
+
+@pytest.mark.clause("EX-10")
+def test_repeated_exports_do_not_count_as_recompiles(impl):
+    """EX-10: exports of one model class at three shapes, under a recompile limit of 1 that raises when hit, each
+    write their own graph: no export counts as a recompile of another."""
+    with harness.scratch() as base, torch._dynamo.config.patch(recompile_limit=1, fail_on_recompile_limit_hit=True):
+        harness.fresh_dynamo()
+        for batch in (2, 3, 4):
+            impl.dynamo_export(torch.randn(batch, 4), model=nn.Linear(4, 3).eval(), export_path=str(base / str(batch)))
+        for batch in (2, 3, 4):
+            graph = exports.load_air(base / str(batch) / "export.air").graph[0]
+            dims = [list(op.output_desc[0].shape.dim) for op in graph.op if op.type == "Data"]
+            assert dims == [[batch, 4]], f"EX-10: the export at batch {batch} wrote Data dims {dims!r}"
