@@ -37,6 +37,16 @@ def test_backend_with_a_different_config_is_rejected(impl, data):
     assert str(info.value) == MISMATCH, f"expected exactly {MISMATCH!r}, got {str(info.value)!r}"
 
 
+@pytest.mark.clause("CC-4", "CC-2")
+def test_the_config_check_comes_before_the_method_check(impl):
+    """CC-4 before CC-2: a backend whose config differs from ``config`` is reported even for a function that is not
+    a method."""
+    backend = impl.get_npu_backend(compiler_config=harness.make_config(impl, [("mode", "reduce-overhead")]))
+    with pytest.raises(ValueError) as info:
+        impl.cache_compile(lambda x: x, config=harness.make_config(impl, [("mode", "max-autotune")]), backend=backend)
+    assert str(info.value) == MISMATCH, f"expected the CC-4 error {MISMATCH!r} first, got {str(info.value)!r}"
+
+
 @pytest.mark.clause("CC-4", "CF-2")
 @given(options=cst.config_options(modes=cst.MODES), data=st.data())
 @settings(max_examples=profiles.examples("cheap"))
