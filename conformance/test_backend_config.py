@@ -20,13 +20,15 @@ def _modes(impl):
     return cst.MODES if impl.has("reduce-overhead") else ("max-autotune",)
 
 
+DIFFERING_OPTIONS = ("mode",) + cst.BOOL_OPTIONS
+
+
 @pytest.mark.clause("CC-4")
+@pytest.mark.parametrize("path", DIFFERING_OPTIONS)
 @given(data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_backend_with_a_different_config_is_rejected(impl, data):
+@settings(max_examples=profiles.examples_per_case("cheap", len(DIFFERING_OPTIONS)))
+def test_backend_with_a_different_config_is_rejected(impl, path, data):
     options = data.draw(cst.config_options(modes=cst.MODES), label="config")
-    path = data.draw(st.sampled_from(["mode"] + list(cst.COMPILE_FLAGS) + list(cst.EXPORT_FLAGS)
-                                     + ["debug.run_eagerly"]), label="differing_option")
     config = harness.make_config(impl, options)
     current = dict(options).get(path, "max-autotune" if path == "mode" else False)
     other = next(v for v in (cst.MODES if path == "mode" else (False, True)) if v != current)
