@@ -76,7 +76,7 @@ def _break(path: str, spec: dict, trap: str) -> None:
         os.chmod(path, 0o600)
 
 
-def _breakage_params():
+def breakage_params():
     """``BREAKAGES`` for ``parametrize``: giving a file to another user needs root, so that case is skipped
     on a non-root host when collected, not inside the property."""
     needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the cache file to another user")
@@ -84,7 +84,7 @@ def _breakage_params():
 
 
 @pytest.mark.clause("CC-17", "CC-11")
-@pytest.mark.parametrize("kind", _breakage_params())
+@pytest.mark.parametrize("kind", breakage_params())
 @given(data=st.data())
 @settings(max_examples=profiles.examples_per_case("compile", len(BREAKAGES)))
 def test_broken_cache_is_removed_and_recompiled(impl, kind, data):
