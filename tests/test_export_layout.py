@@ -14,7 +14,7 @@ from torchair_ref.export import dynamo_export, ge_ir
 
 
 def test_export_path_may_be_path_like(tmp_path):
-    """The reference accepts an os.PathLike export_path (upstream's MustExistedPathValue wants a str)."""
+    """The reference also accepts an os.PathLike export_path (upstream annotates it as a str)."""
     dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=tmp_path / "p", export_name="n")
     assert checks.files_under(tmp_path) == {"p/n.air", "p/dynamo.pbtxt", "p/options.json"}, checks.files_under(tmp_path)
 
