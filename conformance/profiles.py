@@ -17,7 +17,7 @@ from typing import Dict, Optional
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-__all__ = ["PROFILES", "DEFAULT", "Profile", "register", "activate", "active", "examples"]
+__all__ = ["PROFILES", "DEFAULT", "Profile", "register", "activate", "active", "examples", "examples_per_case"]
 
 DEFAULT = "ci"
 
@@ -85,3 +85,9 @@ def active() -> Profile:
 def examples(cost: str) -> int:
     """The number of examples for a property of this cost under the active profile."""
     return active().budgets[cost]
+
+
+def examples_per_case(cost: str, cases: int) -> int:
+    """Examples for each case of a property parametrized over ``cases`` finite cases: the cost's budget shared
+    between them, at least one each, so every case runs in every profile and the total stays near the budget."""
+    return max(1, examples(cost) // cases)

@@ -49,11 +49,8 @@ def test_documented_options_exist_with_their_defaults(impl, path):
 
 
 @pytest.mark.clause("CF-1")
-@given(data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_options_accept_their_allowed_values_as_written(impl, data):
-    path = data.draw(st.sampled_from(sorted(OPTION_VALUES)), label="option")
-    value = data.draw(st.sampled_from(OPTION_VALUES[path]), label="value")
+@pytest.mark.parametrize(("path", "value"), [(p, v) for p in sorted(OPTION_VALUES) for v in OPTION_VALUES[p]])
+def test_options_accept_their_allowed_values_as_written(impl, path, value):
     config = harness.make_config(impl, [(path, value)])
     found = _get(config, path)
     assert _reads_as(found, value), f"after config.{path} = {value!r}, config.{path} reads {found!r}"
@@ -63,10 +60,10 @@ _BAD_VALUES = st.one_of(st.text(max_size=12), st.integers(), st.floats(allow_nan
 
 
 @pytest.mark.clause("CF-1")
+@pytest.mark.parametrize("path", sorted(OPTION_VALUES))
 @given(data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_values_outside_the_allowed_set_raise_naming_the_option(impl, data):
-    path = data.draw(st.sampled_from(sorted(OPTION_VALUES)), label="option")
+@settings(max_examples=profiles.examples_per_case("cheap", len(OPTION_VALUES)))
+def test_values_outside_the_allowed_set_raise_naming_the_option(impl, path, data):
     allowed = OPTION_VALUES[path]
     value = data.draw(_BAD_VALUES.filter(lambda v: not any(type(v) is type(a) and v == a for a in allowed)),
                       label="bad_value")
@@ -76,12 +73,14 @@ def test_values_outside_the_allowed_set_raise_naming_the_option(impl, data):
     assert leaf in str(info.value), f"the error for config.{path} = {value!r} must name {leaf!r}: {info.value!r}"
 
 
+OPTION_GROUPS = ("", "debug.", "ge_config.", "experimental_config.", "export.experimental.")
+
+
 @pytest.mark.clause("CF-1")
+@pytest.mark.parametrize("group", OPTION_GROUPS)
 @given(data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_unknown_options_raise_naming_the_option(impl, data):
-    group = data.draw(st.sampled_from(["", "debug.", "ge_config.", "experimental_config.", "export.experimental."]),
-                      label="group")
+@settings(max_examples=profiles.examples_per_case("cheap", len(OPTION_GROUPS)))
+def test_unknown_options_raise_naming_the_option(impl, group, data):
     name = data.draw(st.from_regex(r"[a-z][a-z_]{2,15}", fullmatch=True)
                      .filter(lambda n: f"{group}{n}" not in OPTION_VALUES and n not in ("debug", "export", "value")),
                      label="unknown_name")
@@ -109,10 +108,10 @@ def test_two_default_configs_are_equal(impl):
 
 
 @pytest.mark.clause("CF-2")
+@pytest.mark.parametrize("path", sorted(OPTION_VALUES))
 @given(options=cst.config_options(modes=cst.MODES), data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_configs_differing_in_one_option_are_unequal(impl, options, data):
-    path = data.draw(st.sampled_from(sorted(OPTION_VALUES)), label="changed_option")
+@settings(max_examples=profiles.examples_per_case("cheap", len(OPTION_VALUES)))
+def test_configs_differing_in_one_option_are_unequal(impl, path, options, data):
     base = harness.make_config(impl, options)
     current = _held(base, path)
     other_value = data.draw(st.sampled_from([v for v in OPTION_VALUES[path] if v != current]), label="other_value")
@@ -133,10 +132,10 @@ def test_as_dict_is_two_dicts_of_strings(impl, options):
 
 
 @pytest.mark.clause("CF-3")
-@given(options=cst.config_options(modes=cst.MODES), data=st.data())
-@settings(max_examples=profiles.examples("cheap"))
-def test_export_flags_are_not_in_the_options_string(impl, options, data):
-    flag = data.draw(st.sampled_from(cst.EXPORT_FLAGS), label="export_flag")
+@pytest.mark.parametrize("flag", cst.EXPORT_FLAGS)
+@given(options=cst.config_options(modes=cst.MODES))
+@settings(max_examples=profiles.examples_per_case("cheap", len(cst.EXPORT_FLAGS)))
+def test_export_flags_are_not_in_the_options_string(impl, flag, options):
     flipped = harness.make_config(impl, list(options) + [(flag, not _held(harness.make_config(impl, options), flag))])
     before = oracle.options_string(harness.make_config(impl, options).as_dict())
     after = oracle.options_string(flipped.as_dict())

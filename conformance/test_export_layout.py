@@ -81,7 +81,7 @@ def test_single_process_export_writes_the_air_and_its_dump(impl, dynamic, data):
 
 
 @pytest.mark.clause("EX-1", "EX-3")
-@pytest.mark.parametrize("export_name", ["sub/net", "a/b/net", "./net", "{elsewhere}/net"])
+@pytest.mark.parametrize("export_name", ["sub/net", "a/b/net", "./net", "../../net", "{elsewhere}/net"])
 def test_only_the_last_component_of_export_name_is_used(impl, export_name):
     """EX-1: export_name "a/b/net" writes <export_path>/net.air, never into a/b (nor an absolute directory)."""
     spec = {"kind": "export", "class_name": "Named", "seed": 0, "dtype": "float32",
@@ -95,6 +95,18 @@ def test_only_the_last_component_of_export_name_is_used(impl, export_name):
         harness.export_model(impl, spec, [5], 0, str(base / "out"), export_name=name)
         assert_files(base / "out", {"net.air", exports.PBTXT, exports.OPTIONS_JSON}, what=f"EX-1: export_name {name!r}")
         assert exports.files_under(base / "elsewhere") == set(), f"EX-1: export_name {name!r} wrote elsewhere"
+
+
+@pytest.mark.clause("EX-1", "EX-3")
+def test_export_path_and_name_default_to_export_file_and_export(impl):
+    """EX-1/EX-3: with neither export_path nor export_name (nor config), the export lands in ./export_file/export.air."""
+    with harness.scratch() as base:
+        os.chdir(base)
+        harness.fresh_dynamo()
+        returned = impl.dynamo_export(torch.randn(4, 3), model=nn.Linear(3, 2).eval())
+        assert returned is None, f"EX-1: dynamo_export returned {returned!r}, expected None"
+        assert_files(base / "export_file", {"export.air", exports.PBTXT, exports.OPTIONS_JSON},
+                     what="EX-3: the default export_path ./export_file and export_name export")
 
 
 @pytest.mark.clause("EX-1")
@@ -157,7 +169,11 @@ def test_symlinks_are_refused(impl, link, data):
         before = _snapshot(base)
         run = harness.export_model(impl, spec, batch, 0, str(out), export_name=name)
         assert run.returned is None, f"EX-2: dynamo_export returned {run.returned!r}, expected None"
-        assert_logged(run.captured, logging.ERROR, [], what=f"EX-2: a symlinked {link}")
+        linked = out if link == "export_path" else out / air
+        assert_logged(run.captured, logging.ERROR, [os.path.abspath(linked)],
+                      what=f"EX-2: an ERROR naming the symlinked {link}")
+        errors = run.captured.at(logging.ERROR)
+        assert len(errors) == 1, f"EX-2: one ERROR line for a symlinked {link}, got {errors!r}"
         after = _snapshot(base)
         assert after == before, (
             f"EX-2: with a symlinked {link} something was written: before {before!r}, after {after!r}")
@@ -254,3 +270,17 @@ def test_export_leaves_later_compiles_unchanged(impl, data):
     assert after == baseline, (
         f"EX-10: after a dynamic={dynamic} export, compiling another function traced {after!r}; without the export "
         f"{baseline!r}")
+
+
+@pytest.mark.clause("EX-10")
+def test_repeated_exports_do_not_count_as_recompiles(impl):
+    """EX-10: exports of one model class at three shapes, under a recompile limit of 1 that raises when hit, each
+    write their own graph: no export counts as a recompile of another."""
+    with harness.scratch() as base, torch._dynamo.config.patch(recompile_limit=1, fail_on_recompile_limit_hit=True):
+        harness.fresh_dynamo()
+        for batch in (2, 3, 4):
+            impl.dynamo_export(torch.randn(batch, 4), model=nn.Linear(4, 3).eval(), export_path=str(base / str(batch)))
+        for batch in (2, 3, 4):
+            graph = exports.load_air(base / str(batch) / "export.air").graph[0]
+            dims = [list(op.output_desc[0].shape.dim) for op in graph.op if op.type == "Data"]
+            assert dims == [[batch, 4]], f"EX-10: the export at batch {batch} wrote Data dims {dims!r}"

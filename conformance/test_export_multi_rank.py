@@ -61,17 +61,17 @@ def _check_rank(out, base, spec, batch, rank: int, *, name: str, dynamic: bool, 
 
 
 @pytest.mark.clause("EX-4", "EX-6", "EX-7", "EX-8")
+@pytest.mark.parametrize("threshold", [None, pytest.param(0, marks=pytest.mark.requires("threshold_override"))],
+                         ids=["real-threshold", "threshold-0"])
 @pytest.mark.parametrize("dynamic", [False, True])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("process"))
-def test_each_rank_writes_its_own_air_and_rank_directory(impl, dynamic, data):
+@settings(max_examples=profiles.examples_per_case("process", 2))
+def test_each_rank_writes_its_own_air_and_rank_directory(impl, dynamic, threshold, data):
     """EX-4: in a 2-rank world each rank writes <name><rank>.air and rank_<rank>/{dynamo.pbtxt,options.json} (+ its
     weight files), with the all_reduce kept in its graph."""
     spec = data.draw(cst.export_models(max_depth=2, all_reduce=True), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     name = data.draw(cst.export_names(), label="export_name")
-    thresholds = [None, 0] if impl.has("threshold_override") else [None]
-    threshold = data.draw(st.sampled_from(thresholds), label="threshold (None: the real one)")
     with harness.scratch() as base:
         out = _export_world(impl, base, 2, spec, batch, name=name, dynamic=dynamic, atc=False, threshold=threshold)
         expected = set()

@@ -23,12 +23,13 @@ def _graph(path):
 
 
 @pytest.mark.clause("EX-6", "EX-7")
+@pytest.mark.parametrize("dtype", cst.EXPORT_DTYPES)
 @pytest.mark.parametrize("dynamic", [False, True])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dynamic, data):
+@settings(max_examples=profiles.examples_per_case("compile", len(cst.EXPORT_DTYPES)))
+def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dynamic, dtype, data):
     """EX-6: far below the real threshold every weight is a Const holding its bytes and no weight file exists."""
-    spec = data.draw(cst.export_models(), label="model")
+    spec = data.draw(cst.export_models(dtypes=(dtype,)), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     with harness.scratch() as base:
         run = harness.export_model(impl, spec, batch, data.draw(cst.seeds, label="input_seed"), str(base / "out"),
@@ -41,12 +42,13 @@ def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dy
 
 @pytest.mark.clause("EX-6", "EX-7")
 @pytest.mark.requires("threshold_override")
+@pytest.mark.parametrize("dtype", cst.EXPORT_DTYPES)
 @pytest.mark.parametrize("dynamic", [False, True])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl, dynamic, data):
+@settings(max_examples=profiles.examples_per_case("compile", len(cst.EXPORT_DTYPES)))
+def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl, dynamic, dtype, data):
     """EX-6: with the threshold overridden, every weight is a FileConstant over it and every one a Const under it."""
-    spec = data.draw(cst.export_models(), label="model")
+    spec = data.draw(cst.export_models(dtypes=(dtype,)), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     seed = data.draw(cst.seeds, label="input_seed")
     with harness.scratch() as base:

@@ -143,3 +143,4 @@ def test_readable_rejects_symlinked_or_loose_output_files(impl, problem, data):
             os.chmod(out, int(problem.split()[1], 8))
             with pytest.raises(Exception):
                 impl.readable_cache(path, print_output=False, file=str(out))
+            assert out.read_text() == "keep\n", f"RC-3: the refused {problem} output file was written"

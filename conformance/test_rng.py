@@ -44,10 +44,10 @@ class RngNet(torch.nn.Module):
 
 @pytest.mark.clause("CC-13")
 @pytest.mark.parametrize("mode", cst.mode_params())
+@pytest.mark.parametrize("op", sorted(RNG_OPS))
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_rng_graphs_are_rejected_on_the_first_call(impl, mode, data):
-    op = data.draw(st.sampled_from(sorted(RNG_OPS)), label="rng_op")
+@settings(max_examples=profiles.examples_per_case("compile", len(RNG_OPS)))
+def test_rng_graphs_are_rejected_on_the_first_call(impl, mode, op, data):
     width = data.draw(st.integers(2, profiles.active().max_width), label="width")
     batch = data.draw(st.integers(2, 6), label="batch")
     dynamic = data.draw(st.booleans(), label="dynamic")

@@ -37,11 +37,10 @@ def _func_dir(path: str) -> str:
 
 
 @pytest.mark.clause("CC-12")
+@pytest.mark.parametrize("trigger", ["new shape, dynamic=False", "new Python value on a guarded path"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_recompile_removes_func_dir_and_warns(impl, data):
-    trigger = data.draw(st.sampled_from(["new shape, dynamic=False", "new Python value on a guarded path"]),
-                        label="trigger")
+@settings(max_examples=profiles.examples_per_case("compile", 2))
+def test_recompile_removes_func_dir_and_warns(impl, trigger, data):
     width = data.draw(st.integers(1, profiles.active().max_width), label="width")
     batches = data.draw(st.lists(st.integers(2, 9), min_size=3, max_size=3, unique=True), label="batches")
     options = data.draw(cst.config_options(fast=impl.fast_cache_options(), global_options=False), label="config")

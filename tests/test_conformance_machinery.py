@@ -55,7 +55,6 @@ def test_packaged_clause_copy_matches_spec():
 
 
 def test_every_clause_of_sections_0_to_4_has_a_test():
-    assert clauses.CHECKED_SECTIONS == (0, 1, 2, 3, 4)
     found, _ = clauses.load_clauses()
     report, gaps, unknown = clauses.coverage_report(found, clauses.tests_by_clause())
     assert not gaps and not unknown, report
@@ -65,8 +64,8 @@ def test_clauses_command_exits_zero(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "conformance", "clauses"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert "CC-12" in proc.stdout and "test_single_trace.py::test_recompile_removes_func_dir_and_warns" in proc.stdout
-    assert "test_export_weights.py::test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold" in proc.stdout
+    for clause, tests in clauses.tests_by_clause().items():
+        assert clause in proc.stdout and any(t in proc.stdout for t in tests), (clause, tests, proc.stdout[-3000:])
 
 
 def test_divergence_files_parse_match_and_report_stale():

@@ -1,4 +1,6 @@
-"""Exporting leaves no Dynamo state that changes later compiles (EX-10), and never runs the model (EX-1)."""
+"""The reference's export leaves Dynamo as it found it, beyond EX-10 (which conformance/test_export_layout.py checks):
+functions compiled before keep their code (upstream resets Dynamo instead), no cache entries stay on the model's
+code, and the model is never run."""
 
 from __future__ import annotations
 
@@ -49,17 +51,6 @@ def test_export_leaves_other_compiles_alone(tmp_path):
     torch.testing.assert_close(compiled_model(x[:, :4]), model(x[:, :4]))
     compiled_model(x[:, :4])
     assert model_counter.frame_count == 1, f"the exported model compiled {model_counter.frame_count} times"
-
-
-def test_repeated_exports_do_not_hit_the_recompile_limit(tmp_path):
-    """EX-10: each export is compiled on its own, so many exports never count as recompiles of one function."""
-    with torch._dynamo.config.patch(recompile_limit=1, fail_on_recompile_limit_hit=True):
-        for width in (2, 3, 4):
-            dynamo_export(torch.randn(width, 4), model=models.TwoLayer(), export_path=str(tmp_path / str(width)))
-    for width in (2, 3, 4):
-        graph = checks.load_air(tmp_path / str(width) / "export.air").graph[0]
-        shape = list(checks.ops_of(graph, "Data")[0].output_desc[0].shape.dim)
-        assert shape == [width, 4], shape
 
 
 class Counts(nn.Module):

@@ -37,8 +37,7 @@ def test_option_name_lists_are_disjoint_ge_names():
     """EX-3: the compile and execute name lists (upstream 2.14.0's) are GE option names, none in both."""
     assert not set(COMPILE_OPTION_NAMES) & set(EXECUTE_OPTION_NAMES)
     assert all(name.startswith("ge.") for name in COMPILE_OPTION_NAMES + EXECUTE_OPTION_NAMES)
-    assert "ge.exportCompileStat" in COMPILE_OPTION_NAMES and len(COMPILE_OPTION_NAMES) == 18
-    assert len(EXECUTE_OPTION_NAMES) == 8
+    assert "ge.exportCompileStat" in COMPILE_OPTION_NAMES
 
 
 @pytest.mark.parametrize("single_stream, deterministic", [(False, False), (True, True)])

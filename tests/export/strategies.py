@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from tests.export.models import MLP
+from tests.faults import budget
 
-# Every example traces a model with Dynamo (about a second each on a small CPU), so the count stays modest.
-EXPORT_PROPERTY = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Every example traces a model with Dynamo (about a second each on a small CPU): the "compile" budget of the profile.
+EXPORT_PROPERTY = settings(max_examples=budget("compile"), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
