@@ -1,7 +1,6 @@
 """The reference's readable_cache text (RC-2); the contract (RC-1..RC-3) is checked by conformance/test_readable.py."""
 from __future__ import annotations
 
-
 import pytest
 import torch
 
