@@ -95,3 +95,22 @@ def test_record_is_typed_and_versioned(tmp_path: Path) -> None:
     report = run(base, tmp_path)
     assert report["unique_graphs"] == 1 and report["calls"] == [True], report
     assert any("schema" in w for w in report["warnings"]), json.dumps(report["warnings"])
+
+
+def test_torch_2_14_runtime_check_import_is_served_by_the_light_loader() -> None:
+    """torch 2.14's wrappers import `assert_tensor_metadata`: the light loader serves it (no Inductor import, no
+    18 s fallback to Inductor's own loader), with the same checks: dtype, then sizes and strides."""
+    import torch
+
+    from torchair_ref.compilers import inductor
+
+    wrapper = "import torch\nfrom torch._inductor.runtime.runtime_utils import assert_tensor_metadata\n"
+    assert inductor.unknown_import(wrapper) is None
+    check = inductor._assert_tensor_metadata
+    t = torch.empty(2, 3)
+    check(t, (2, 3), (3, 1), torch.float32, "aten.mm")
+    check(None, (2, 3), (3, 1), torch.float32)
+    with pytest.raises(RuntimeError, match="expected dtype torch.float16 but got torch.float32"):
+        check(t, (2, 3), (3, 1), torch.float16, "aten.mm")
+    with pytest.raises(AssertionError):
+        check(t, (3, 2), (2, 1), torch.float32, "aten.mm")

@@ -47,6 +47,7 @@ _SHIMMED_IMPORTS = {
     "from torch._inductor.codegen.memory_planning import _align as align": "align",
     "from torch._inductor.async_compile import AsyncCompile": "AsyncCompile",
     "from torch._inductor.select_algorithm import extern_kernels": "extern_kernels",
+    "from torch._inductor.runtime.runtime_utils import assert_tensor_metadata": "assert_tensor_metadata",
 }
 #: the other import lines of the wrapper, run as they are (standard library and torch's public namespace)
 _PLAIN_IMPORTS = frozenset({
@@ -179,6 +180,7 @@ def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
         "align": _align,
         "AsyncCompile": lambda: _AsyncCompile(record["kernels"], kernel_dir),
         "extern_kernels": _extern_kernels(record["extern_kernels"]),
+        "assert_tensor_metadata": _assert_tensor_metadata,
     }
     lines = []
     for line in record["source"].splitlines():
@@ -204,6 +206,16 @@ def _aligned(call: Callable[[list], Any], record: dict[str, Any]) -> Callable[[l
         return call(args)
 
     return boxed
+
+
+def _assert_tensor_metadata(tensor: torch.Tensor | None, size: Any, stride: Any, dtype: torch.dtype,
+                            op_name: str | None = None) -> None:
+    """Stand-in for Inductor's runtime check of an op's output (torch 2.14): dtype, then sizes and strides."""
+    if tensor is None:
+        return
+    if tensor.dtype != dtype:
+        raise RuntimeError(f"expected dtype {dtype} but got {tensor.dtype}" + (f" (op {op_name})" if op_name else ""))
+    torch._C._dynamo.guards.assert_size_stride(tensor, size, stride, op_name)
 
 
 def _run_intermediate_hooks(name: str, value: Any) -> None:
