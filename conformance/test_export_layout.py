@@ -186,13 +186,13 @@ def _snapshot(root) -> dict:
 
 
 @pytest.mark.clause("EX-9", "EX-7")
+@pytest.mark.parametrize("record", [True, False], ids=["record", "no_record"])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_module_stacks_are_recorded_only_when_asked(impl, data):
+@settings(max_examples=profiles.examples_per_case("compile", 2))
+def test_module_stacks_are_recorded_only_when_asked(impl, record, data):
     """EX-9: enable_record_nn_module_stack puts an nn_module_stack attr on the ops of module code; off, none has it."""
     spec = data.draw(cst.export_models(max_depth=2), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
-    record = data.draw(st.booleans(), label="enable_record_nn_module_stack")
     dynamic = data.draw(st.booleans(), label="dynamic")
     with harness.scratch() as base:
         harness.export_model(impl, spec, batch, 0, str(base / "out"), dynamic=dynamic, options=[(STACK_FLAG, record)])
