@@ -53,8 +53,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImplementationError as exc:
         raise pytest.UsageError(str(exc)) from exc
     models.use_device(config.stash[_IMPL].device)
-    config.stash[_STATE] = {"profile": profile.name, "selected_clauses": _selected_clauses(config), "records": [], "stale": [], "divergence_file": None,
-                            "clauses": {}, "divergent": {}, "fixed": [], "passed_draw": [], "started": time.time()}
+    config.stash[_STATE] = {"profile": profile.name, "selected_clauses": _selected_clauses(config), "records": [],
+                            "stale": [], "divergence_file": None, "clauses": {}, "divergent": {}, "fixed": [],
+                            "passed_draw": [], "started": time.time()}
     config.pluginmanager.register(_Results(config), "conformance-results")
 
 
