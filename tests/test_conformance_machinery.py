@@ -136,14 +136,15 @@ def test_oracle_path_formula():
     assert oracle.cache_file("/r", "I", "", "f") == os.path.realpath("/r/I/f/compiled_module")
 
 
-def _run_suite(tmp_path, *args):
+def _run_suite(tmp_path, *args, cwd=ROOT):
+    """The suite's test_impl.py in a fresh pytest on the reference with ``args``; (process, JSON results or None)."""
     env = {k: v for k, v in os.environ.items() if k != impl.ENV_VAR}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "impl"), str(ROOT), env.get("PYTHONPATH", "")])
     json_path = tmp_path / "out.json"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / "conformance" / "test_impl.py"), "-p", "no:cacheprovider",
-         "--hypothesis-profile=dev", f"--conformance-json={json_path}", "-k", "surface or declaration", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+         "--hypothesis-profile=dev", f"--conformance-json={json_path}", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     return proc, (json.loads(json_path.read_text()) if json_path.exists() else None)
 
 
@@ -151,7 +152,7 @@ def test_header_json_and_known_divergences(tmp_path):
     listing = tmp_path / "div.txt"
     listing.write_text("test_impl.py::test_surface_is_present | IMPL-1 | pretend\n"
                        "test_nothing.py::test_gone | CC-1 | stale on purpose\n")
-    proc, document = _run_suite(tmp_path, f"--known-divergences-file={listing}")
+    proc, document = _run_suite(tmp_path, "-k", "surface or declaration", f"--known-divergences-file={listing}")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     assert "conformance: implementation torchair_ref" in out and "hypothesis profile dev" in out, out[-3000:]
@@ -163,24 +164,14 @@ def test_header_json_and_known_divergences(tmp_path):
     assert document["implementation"] == "torchair_ref" and "torch" in document["versions"]
     assert document["stale_divergences"] and all(r["implementation"] == "torchair_ref" for r in document["tests"])
 
-    proc, document = _run_suite(tmp_path, f"--known-divergences-file={listing}", "--known-divergences=skip")
+    proc, document = _run_suite(tmp_path, "-k", "surface or declaration", f"--known-divergences-file={listing}",
+                                "--known-divergences=skip")
     records = {r["test"].split("::")[-1]: r for r in document["tests"]}
     assert records["test_surface_is_present"]["outcome"] == "skipped", proc.stdout[-2000:]
 
 
-def _run_clause_selection(tmp_path, *clause_args):
-    env = {k: v for k, v in os.environ.items() if k != impl.ENV_VAR}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "impl"), str(ROOT), env.get("PYTHONPATH", "")])
-    json_path = tmp_path / "selected.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "conformance" / "test_impl.py"), "-p", "no:cacheprovider",
-         "--hypothesis-profile=dev", f"--conformance-json={json_path}", *clause_args],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    return proc, (json.loads(json_path.read_text()) if json_path.exists() else None)
-
-
 def test_clause_option_selects_the_tests_of_those_clauses(tmp_path):
-    proc, document = _run_clause_selection(tmp_path, "--clause", "IMPL-3", "--clause=IMPL-1,IMPL-3")
+    proc, document = _run_suite(tmp_path, "--clause", "IMPL-3", "--clause=IMPL-1,IMPL-3", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     marked = clauses.tests_by_clause(ROOT / "conformance")
@@ -192,7 +183,7 @@ def test_clause_option_selects_the_tests_of_those_clauses(tmp_path):
 
 
 def test_unknown_clause_is_a_usage_error_naming_it(tmp_path):
-    proc, _ = _run_clause_selection(tmp_path, "--clause", "IMPL-1,XX-99")
+    proc, _ = _run_suite(tmp_path, "--clause", "IMPL-1,XX-99", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, out[-3000:]
     assert "--clause XX-99: no such SPEC clause ID" in out, out[-3000:]
