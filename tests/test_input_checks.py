@@ -49,3 +49,16 @@ def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> 
     assert inputs.relation_tests(record) == []
     assert inputs.mismatch([torch.randn(3, 5)], record) is not None
     assert inputs.mismatch([torch.randn(2, 5)], record) is None
+
+
+@pytest.mark.parametrize("size_expr", [[[], "4"], ["", "4"], ["s0 +", "4"], [7, "4"], ["s0"], "s0", ["s0/2", "4"]])
+def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object) -> None:
+    """CC-17: a cache file whose symbolic sizes are not expressions the check can evaluate is refused when it loads
+    (rebuilt with a warning), never a TypeError or SyntaxError at the first call (found by test_fuzz_cache_file_lazy)."""
+    from torchair_ref.inference import artifact
+    from torchair_ref.inference.cached import check_input_records
+
+    record = _meta([None, None], [None, 1], size_expr, ["4", None], role="user_input", contiguous=True)
+    with pytest.raises(artifact.BrokenCacheError, match="size_expr"):
+        check_input_records([record])
+    check_input_records([{**record, "size_expr": ["s0", "4"]}])

@@ -533,6 +533,29 @@ def check_input_records(inputs: Any) -> None:
         if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
             raise artifact.BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
                                             f"{meta!r:.200}")
+        for key, dims in (("size_expr", shape), ("stride_expr", stride)):
+            problem = _expressions_problem(meta.get(key), len(dims))
+            if problem is not None:
+                raise artifact.BrokenCacheError(f"recorded graph input {i} has an invalid {key}: {problem}")
+
+
+def _expressions_problem(exprs: Any, rank: int) -> str | None:
+    """What is wrong with a recorded list of symbolic sizes or strides (pure): None when it is absent, or one entry
+    per dim, each None or an expression `inputs.evaluate` accepts."""
+    if exprs is None:
+        return None
+    if not isinstance(exprs, list) or len(exprs) != rank:
+        return f"{exprs!r:.100} is not a list of {rank} entries"
+    for expr in exprs:
+        if expr is None:
+            continue
+        if not isinstance(expr, str):
+            return f"{expr!r:.100} is not an expression"
+        try:
+            inputs.evaluate(expr, collections.defaultdict(int))
+        except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
+            return f"{expr!r:.100} is not an expression a warm start can check ({type(exc).__name__})"
+    return None
 
 
 def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
