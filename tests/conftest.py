@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pytest
 
 from conformance import process
+from tests import suite_sessions
 
 PROGRAMS = Path(__file__).parent / "programs"
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -56,3 +57,45 @@ def _isolated_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     """No test reads or writes a cache outside its own tmp_path."""
     monkeypatch.delenv("TORCHAIR_CACHE_HOME", raising=False)
     monkeypatch.chdir(tmp_path)
+
+
+# -- suite sessions in the background (tests/suite_sessions.py) ----------------------------------------------------
+
+_BACKGROUND = pytest.StashKey[suite_sessions.Background]()
+
+
+def _suite_run(item: pytest.Item) -> suite_sessions.SuiteRun | None:
+    mark = item.get_closest_marker("suite_session")
+    return mark.args[0] if mark is not None else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that wait for a suite session run last, so that the others run while the sessions do."""
+    items[:] = [i for i in items if _suite_run(i) is None] + [i for i in items if _suite_run(i) is not None]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start every selected suite session now (not with --collect-only)."""
+    runs = [run for run in map(_suite_run, session.items) if run is not None]
+    if runs and not session.config.option.collectonly:
+        background = suite_sessions.Background(suite_sessions.cores())
+        session.config.stash[_BACKGROUND] = background
+        for run in runs:
+            background.submit(run)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    background = session.config.stash.get(_BACKGROUND, None)
+    if background is not None:
+        background.close()
+
+
+@pytest.fixture
+def suite_session(request: pytest.FixtureRequest) -> suite_sessions.Outcome:
+    """The outcome of the test's own suite session (its `suite_session` mark): (exit code, JSON results, output
+    tail). From the first test that waits, the sessions take every core."""
+    run = _suite_run(request.node)
+    assert run is not None, f"{request.node.nodeid} uses the suite_session fixture without a suite_session mark"
+    background = request.config.stash[_BACKGROUND]
+    background.take_every_core()
+    return background.futures[run.key].result()

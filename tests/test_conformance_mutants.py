@@ -1,24 +1,19 @@
 """The conformance suite has teeth: each mutant (``tests/mutants``, one clause broken) fails a test of that clause.
 
-Each mutant is run against the tests of the clause it breaks (``--clause ID``), one suite session per mutant, all
-of them in one pool of worker processes started when the first mutant test needs its result; each parametrized
-test then waits for its own mutant's session and asserts on it.
+Each mutant is run against the tests of the clause it breaks (``--clause ID``), one suite session per mutant, in
+its own folder (so that a mutant neither replays the examples that failed the reference, or another mutant, nor
+leaves its own in the repository's hypothesis database). The sessions run in the background from the end of
+collection (``tests/suite_sessions.py``); each parametrized test waits for its own mutant's session and asserts on
+it.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-MUTANTS_DIR = Path(__file__).resolve().parent / "mutants"
+from tests.suite_sessions import MUTANTS_DIR, SuiteRun
 
 # mutant name -> the SPEC clause it breaks (the suite runs only that clause's tests against it)
 MUTANTS = {
@@ -71,56 +66,17 @@ MUTANTS = {
 # The CC-3 test gives a directory to another user, which only root can do.
 NEEDS_ROOT = {"foreign_owner_ok"}
 
-Outcome = Tuple[int, Optional[dict], str]
+
+def _mutant_run(name: str) -> SuiteRun:
+    return SuiteRun(f"mutant-{name}", f"torchair_ref_mutant_{name}", (MUTANTS_DIR / name,), (MUTANTS[name],),
+                    own_folder=True)
 
 
-def run_suite(impl: str, json_path: Path, *extra_path: Path, clauses: Sequence[str] = (), profile: str = "dev",
-              extra_args: Sequence[str] = (), cwd: Path = ROOT) -> Outcome:
-    """``python -m pytest conformance --impl IMPL -x -q [--clause ID ...]`` in a fresh process in ``cwd`` (where
-    hypothesis keeps its example database), with ``extra_path`` and the mutants' shared folder on PYTHONPATH;
-    returns (exit code, JSON results document, output tail)."""
-    env = dict(os.environ)
-    path = [str(p) for p in extra_path] + [str(MUTANTS_DIR / "_shared"), str(ROOT / "impl"), str(ROOT)] + [
-        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    env["PYTHONPATH"] = os.pathsep.join(path)
-    env.pop("TORCHAIR_CONFORMANCE_IMPL", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "conformance"), "--impl", impl, "-x", "-q",
-         *[f"--clause={cid}" for cid in clauses], "-p", "no:cacheprovider", "-p", "no:warnings",
-         f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=1800,
-    )
-    document = json.loads(json_path.read_text()) if json_path.exists() else None
-    return proc.returncode, document, proc.stdout[-4000:] + proc.stderr[-4000:]
-
-
-def _run_mutant(name: str, out_dir: Path) -> Outcome:
-    """The suite on mutant ``name``, the tests of its clause only; in a folder of its own, so that a mutant neither
-    replays the examples that failed the reference (or another mutant) nor leaves its own in the repository's
-    hypothesis database."""
-    work = out_dir / name
-    work.mkdir()
-    return run_suite(f"torchair_ref_mutant_{name}", work / "results.json", MUTANTS_DIR / name,
-                     clauses=[MUTANTS[name]], cwd=work)
-
-
-def _workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
-@pytest.fixture(scope="session")
-def mutant_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """One suite session per selected mutant, all submitted at once to a pool of one worker per core."""
-    selected = [item.callspec.params["name"] for item in request.session.items
-                if getattr(item, "originalname", "") == "test_suite_rejects_mutant"]
-    runnable = [name for name in selected if name not in NEEDS_ROOT or os.geteuid() == 0]
-    out_dir = tmp_path_factory.mktemp("mutants")
-    with concurrent.futures.ThreadPoolExecutor(max_workers=_workers()) as pool:
-        futures: Dict[str, concurrent.futures.Future] = {
-            name: pool.submit(_run_mutant, name, out_dir) for name in runnable}
-        yield futures
-        for future in futures.values():
-            future.cancel()
+def _param(name: str):
+    if name in NEEDS_ROOT and os.geteuid() != 0:
+        return pytest.param(name, marks=pytest.mark.skip(
+            reason=f"the {MUTANTS[name]} test needs root to give a directory to another user"))
+    return pytest.param(name, marks=pytest.mark.suite_session(_mutant_run(name)))
 
 
 def test_every_mutant_folder_is_registered():
@@ -129,12 +85,10 @@ def test_every_mutant_folder_is_registered():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_suite_rejects_mutant(name, mutant_runs):
+@pytest.mark.parametrize("name", [_param(name) for name in sorted(MUTANTS)])
+def test_suite_rejects_mutant(name, suite_session):
     clause = MUTANTS[name]
-    if name not in mutant_runs:
-        pytest.skip(f"the {clause} test needs root to give a directory to another user")
-    code, document, output = mutant_runs[name].result()
+    code, document, output = suite_session
     assert code == pytest.ExitCode.TESTS_FAILED, f"the suite did not fail mutant {name} (exit {code}):\n{output}"
     failed = [(r["test"], r["clauses"]) for r in document["tests"] if r["outcome"] in ("failed", "error")]
     assert failed, f"exit 1 but no failed record for mutant {name}:\n{output}"

@@ -12,18 +12,22 @@ import os
 
 import pytest
 
-from tests.test_conformance_mutants import run_suite
+from tests.suite_sessions import SuiteRun
 
 PROFILE = os.environ.get("TORCHAIR_SEED_PROFILE", "dev")
 SEEDS = [int(seed) for seed in os.environ.get("TORCHAIR_SEEDS", "1").split(",")]
 
 
+def _run(seed: int) -> SuiteRun:
+    return SuiteRun(f"reference-seed-{seed}", "torchair_ref", profile=PROFILE, extra_args=(f"--hypothesis-seed={seed}",))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", SEEDS)
-def test_suite_passes_on_the_reference(seed, tmp_path):
-    """IMPL-1: the whole suite is green on the reference whatever the seed."""
-    code, document, output = run_suite("torchair_ref", tmp_path / "results.json", profile=PROFILE,
-                                       extra_args=[f"--hypothesis-seed={seed}"])
+@pytest.mark.parametrize("seed", [pytest.param(seed, marks=pytest.mark.suite_session(_run(seed))) for seed in SEEDS])
+def test_suite_passes_on_the_reference(seed, suite_session):
+    """IMPL-1: the whole suite is green on the reference whatever the seed (run in the background from the end of
+    collection, `tests/suite_sessions.py`)."""
+    code, document, output = suite_session
     failed = [(r["test"], r["message"]) for r in (document or {}).get("tests", []) if r["outcome"] in ("failed", "error")]
     assert code == pytest.ExitCode.OK and not failed, f"seed {seed} ({PROFILE}): exit {code}; failures {failed}\n{output}"
     assert len(document["tests"]) > 50, f"seed {seed}: only {len(document['tests'])} tests ran"
