@@ -62,3 +62,42 @@ def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object
     with pytest.raises(artifact.BrokenCacheError, match="size_expr"):
         check_input_records([record])
     check_input_records([{**record, "size_expr": ["s0", "4"]}])
+
+
+_WRAPPER = """
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1, s0, arg3_1 = args
+        args.clear()
+        assert_size_stride(arg0_1, (1, 2), (2, 1), 'input')
+        assert_size_stride(arg1_1, (1, ), (1, ), 'input')
+        assert_size_stride(arg3_1, (s0, 2), (2, 1), 'input')
+        if True:
+            assert_size_stride(arg1_1, (1, ), (1, ), 'input')
+        assert_size_stride_grouped((arg1_1, arg0_1), ((1, ), (1, 2)), ((1, ), (2, 1)), 'input')
+        assert_size_stride_grouped((arg1_1, arg3_1), ((1, ), (4, 2)), ((1, ), (2, 1)), 'input')
+        buf0 = empty_strided_cpu((1, ), (1, ), torch.float32)
+        return (buf0, )
+"""
+
+
+def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> None:
+    """CC-15: an input assert of Inductor's wrapper is left out (a `pass`, so that any block stays valid) only when
+    the input check guarantees the very same static sizes and strides of the very same input (of every input, for
+    torch 2.14's grouped form)."""
+    from torchair_ref.compilers.inductor import without_checked_asserts
+
+    record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None), {"kind": "symint"},
+              _meta([None, 2], [2, 1], ["s0", "2"], [None, None])]
+    guaranteed = inputs.guaranteed_layouts(record)
+    assert guaranteed == [([1, 2], [2, 1]), ([1], [1]), None, None]
+    lines = without_checked_asserts(_WRAPPER, guaranteed).splitlines()
+    asserts = [line.strip() for line in lines if "assert_size_stride" in line]
+    assert asserts == ["assert_size_stride(arg3_1, (s0, 2), (2, 1), 'input')",
+                       "assert_size_stride_grouped((arg1_1, arg3_1), ((1, ), (4, 2)), ((1, ), (2, 1)), 'input')"]
+    assert lines.count("        pass") == 3 and lines.count("            pass") == 1
+    compile("\n".join(lines), "<wrapper>", "exec")
+    other_layout = [([1, 2], [1, 1]), ([2], [1]), None, None]
+    assert "pass" not in without_checked_asserts(_WRAPPER, other_layout)
+    assert without_checked_asserts(_WRAPPER, guaranteed[:3]) == _WRAPPER  # not the wrapper's inputs: all kept
+    assert without_checked_asserts(_WRAPPER, None) == _WRAPPER

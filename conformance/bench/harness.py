@@ -189,8 +189,14 @@ def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir
         "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file,
         "steady": options.steady, "overhead": options.overhead_timing,
     }
-    env = process.child_env(extra={"TORCHAIR_CACHE_HOME": None, "TORCHINDUCTOR_CACHE_DIR": inductor_cache,
-                                   **({"OMP_NUM_THREADS": str(options.threads)} if options.threads else {})})
+    extra = {"TORCHAIR_CACHE_HOME": None, "TORCHINDUCTOR_CACHE_DIR": inductor_cache,
+             **({"OMP_NUM_THREADS": str(options.threads)} if options.threads else {})}
+    if subject == "overhead":
+        # The direct graph compiles in the timing process: with one compile thread Inductor starts no pool of
+        # compile workers, which would still be importing torch on the other cores while the calls are timed (on
+        # 2 cores that doubled both timings, and the overhead with them, in 2 runs of 3).
+        extra["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    env = process.child_env(extra=extra)
     spec["spawned_at"] = time.time()
     try:
         reply = process.run("conformance.bench.worker", spec, env=env, timeout=options.timeout_s)

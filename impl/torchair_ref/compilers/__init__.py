@@ -38,12 +38,14 @@ def compiler_name(mode: str, run_eagerly: bool) -> str:
     return "inductor"
 
 
-def load(record: dict[str, Any], kernel_dir: str) -> Callable[[list], Any]:
-    """CC-14: rebuild a compiled graph's boxed callable from its record, without tracing."""
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+    """CC-14: rebuild a compiled graph's boxed callable from its record, without tracing. `guaranteed[i]` is the
+    (sizes, strides) of input i that the caller checks before every call (None: not all static), so that the graph
+    need not check them again."""
     name = record.get("compiler")
     if name not in _LOADERS:
         raise ValueError(f"unknown graph compiler {name!r} in cache record; known: {sorted(_LOADERS)}")
-    boxed = importlib.import_module(_LOADERS[name]).load(record, kernel_dir)
+    boxed = importlib.import_module(_LOADERS[name]).load(record, kernel_dir, guaranteed)
     if record.get("cudagraphs"):
         from torchair_ref.compilers.cudagraphs import CudaGraphRunner
 

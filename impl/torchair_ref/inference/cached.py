@@ -344,7 +344,7 @@ class CachedFunction:
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
         function = self._method.__func__
         check_input_records(loaded.inputs)
-        boxed = compilers.load(loaded.graph, kernel_dir)
+        boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
         graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
         rebuilt, graph_name = bytecode.rebuild(
             bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function

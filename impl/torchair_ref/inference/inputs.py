@@ -229,7 +229,8 @@ class GraphInputCheck:
     def _fast_call(self, first: tuple) -> Callable[..., Any]:
         """A call that checks with one C++ call, built from inputs that passed the full check: TensorGuards for
         dtype, device, rank, static sizes and strides; `is_contiguous` and the symbols' relations, as one
-        expression generated from the record's (validated) integers and index names."""
+        expression generated from the record's (validated) integers and index names. It takes exactly as many
+        positional arguments as the graph has inputs (the bytecode always passes them so)."""
         from torch._C._dynamo.guards import TensorGuards
 
         at = self._tensor_at
@@ -240,30 +241,30 @@ class GraphInputCheck:
             dynamic_dims_sizes=[_static(t.size(), fixed_sizes(m)) for t, m in zip(tensors, metas)],
             dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
         )
-        n_inputs = len(self._inputs)
-        tests = [f"len(args) == {n_inputs}", "check(" + ", ".join(f"args[{i}]" for i in at) + ")"]
-        tests += [f"args[{i}].is_contiguous()" for i in at if self._inputs[i].get("contiguous")]
-        relations = relation_tests(self._inputs)
+        params = ", ".join(f"a{i}" for i in range(len(self._inputs)))
+        tests = ["check(" + ", ".join(f"a{i}" for i in at) + ")"]
+        tests += [f"a{i}.is_contiguous()" for i in at if self._inputs[i].get("contiguous")]
+        relations = relation_tests(self._inputs, arg="a{}")
         namespace: dict[str, Any] = {
             "check": guards.check, "boxed": self._boxed, "slow": self._checked_call,
             "grad_enabled": torch.is_grad_enabled, "set_grad": torch._C._set_grad_enabled,
         }
         if relations is None:
             namespace["related"] = SymbolicCheck(self._inputs).ok
-            tests.append("related(args)")
+            tests.append(f"related(({params},))" if params else "related(())")
         else:
             tests += relations
         source = (
-            "def fast_call(*args):\n"
+            f"def fast_call({params}):\n"
             f"    if {' and '.join(tests)}:\n"
             "        if grad_enabled():\n"
             "            set_grad(False)\n"
             "            try:\n"
-            "                return boxed(list(args))\n"
+            f"                return boxed([{params}])\n"
             "            finally:\n"
             "                set_grad(True)\n"
-            "        return boxed(list(args))\n"
-            "    return slow(*args)\n"
+            f"        return boxed([{params}])\n"
+            f"    return slow({params})\n"
         )
         exec(compile(source, "<torchair_ref input check>", "exec"), namespace)  # noqa: S102 - ints and names only
         return namespace["fast_call"]
@@ -288,20 +289,34 @@ def fixed_sizes(meta: dict) -> list:
             for want, expr in zip(meta["shape"], exprs)]
 
 
-def relation_tests(inputs: list[dict]) -> list[str] | None:
-    """The symbols' relations as Python tests on `args` (pure), or None when a symbol is only fixed by a stride and
-    used again (then `SymbolicCheck` decides at run time)."""
+def guaranteed_layouts(inputs: list[dict]) -> list[tuple[list[int], list[int]] | None]:
+    """CC-15: per graph input, the (sizes, strides) that `GraphInputCheck` makes sure of before any kernel runs
+    (pure): those of a tensor whose every size (recorded or specialised by Dynamo, `fixed_sizes`) and stride is
+    static; None for any other input. The stride of a dim of size 0 or 1 is not checked: no index reaches it."""
+    layouts: list[tuple[list[int], list[int]] | None] = []
+    for meta in inputs:
+        if meta.get("kind") != "tensor":
+            layouts.append(None)
+            continue
+        sizes, strides = fixed_sizes(meta), list(meta["stride"])
+        layouts.append((sizes, strides) if None not in sizes and None not in strides else None)
+    return layouts
+
+
+def relation_tests(inputs: list[dict], arg: str = "args[{}]") -> list[str] | None:
+    """The symbols' relations as Python tests on the inputs (pure; input i is named `arg.format(i)`), or None when a
+    symbol is only fixed by a stride and used again (then `SymbolicCheck` decides at run time)."""
     defined: dict[str, str] = {}
     for i, kind, dim, expr in symbolic_terms(inputs):
         if kind == "size" and _SYMBOL.match(expr) and expr not in defined:
-            defined[expr] = f"args[{int(i)}].size({int(dim)})"
+            defined[expr] = f"{arg.format(int(i))}.size({int(dim)})"
     tests = []
     counts = collections.Counter(
         name.id for _, _, _, expr in symbolic_terms(inputs) for name in ast.walk(ast.parse(expr, mode="eval"))
         if isinstance(name, ast.Name)
     )
     for i, kind, dim, expr in symbolic_terms(inputs):
-        actual = f"args[{int(i)}].{kind}({int(dim)})"
+        actual = f"{arg.format(int(i))}.{kind}({int(dim)})"
         if _SYMBOL.match(expr) and defined.get(expr) == actual:
             continue
         if kind == "size" and _INTEGER.match(expr):
@@ -315,7 +330,7 @@ def relation_tests(inputs: list[dict]) -> list[str] | None:
             return None
         wanted = ast.unparse(_Substitute(defined).visit(tree))
         test = f"{actual} == ({wanted})"
-        tests.append(f"(args[{int(i)}].size({int(dim)}) <= 1 or {test})" if kind == "stride" else test)
+        tests.append(f"({arg.format(int(i))}.size({int(dim)}) <= 1 or {test})" if kind == "stride" else test)
     return tests
 
 
