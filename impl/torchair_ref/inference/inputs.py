@@ -8,7 +8,8 @@ actual value (the kernels index with them). `contiguous` marks a tensor whose sy
 Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
 builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
 symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
-again. A mismatch never reaches a kernel.
+again. A mismatch never reaches a kernel. `guaranteed_layouts` says which inputs' sizes and strides both paths fix
+completely, so that the graph loader can leave out Inductor's own asserts of the same (`compilers.inductor`).
 """
 from __future__ import annotations
 
