@@ -71,6 +71,7 @@ _KERNEL_DECLARATION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.
 #: the wrapper's checks of its inputs' layouts: `assert_size_stride(arg0_1, (1, 2), (2, 1), 'input')`, and on torch
 #: 2.14 also `assert_size_stride_grouped((arg0_1, arg1_1), ((1, 2), (2, )), ((2, 1), (1, )), 'input')`
 _INPUT_ASSERT = re.compile(r"^(\s+)(assert_size_stride(?:_grouped)?\(.*\))$")
+_PLAIN_ASSERT = re.compile(r"^assert_size_stride\((\w+), \(((?:\d+, )*\d*)\), \(((?:\d+, )*\d*)\)(?:, '\w*')?\)$")
 #: the line of `call` that names the wrapper's inputs, e.g. `        arg0_1, arg1_1 = args`
 _UNPACK_ARGS = re.compile(r"^\s+(\w+(?:, \w+)*),? = args$")
 
@@ -198,6 +199,9 @@ def without_checked_asserts(source: str, guaranteed: list | None) -> str:
 def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
     """{input name: (sizes, strides)} of one `assert_size_stride[_grouped](...)` call whose sizes and strides are
     all integer literals (pure); None for anything else (a symbolic size, another form)."""
+    plain = _PLAIN_ASSERT.match(statement)  # the common form, without parsing (a wrapper may hold hundreds)
+    if plain is not None:
+        return {plain.group(1): (_ints(plain.group(2)), _ints(plain.group(3)))}
     try:
         call = ast.parse(statement, mode="eval").body
     except SyntaxError:
@@ -224,6 +228,10 @@ def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
             isinstance(v, tuple) and all(type(d) is int for d in v) for layout in layouts for v in layout):
         return None
     return dict(zip(names, layouts))
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(item) for item in text.split(",") if item.strip())
 
 
 def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:

@@ -82,8 +82,8 @@ def environment(device: str) -> dict[str, Any]:
 @functools.lru_cache(maxsize=1)
 def cpu_features() -> str:
     """A digest of the host CPU's model and feature flags (what `-march=native` compiles for)."""
-    described = platform.machine() + " " + platform.processor()
-    with contextlib.suppress(OSError):
+    described = platform.machine()
+    try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
             for line in handle:
                 key = line.split(":", 1)[0].strip()
@@ -91,6 +91,8 @@ def cpu_features() -> str:
                     described += "\n" + line.strip()
                 if key in ("flags", "Features"):
                     break
+    except OSError:  # no /proc (macOS): the processor's name; on Linux it would cost a `uname -p` process per start
+        described += " " + platform.processor()
     return hashlib.sha256(described.encode()).hexdigest()[:16]
 
 
