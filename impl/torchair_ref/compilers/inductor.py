@@ -179,7 +179,7 @@ def without_checked_asserts(source: str, guaranteed: list | None) -> str:
     if not guaranteed:
         return source
     lines = source.splitlines()
-    unpacks = [m for m in map(_UNPACK_ARGS.match, lines) if m]
+    unpacks = [m for m in map(_UNPACK_ARGS.match, (line for line in lines if line.endswith(" = args"))) if m]
     names = unpacks[0].group(1).split(", ") if len(unpacks) == 1 else []
     if len(names) != len(guaranteed):
         return source
