@@ -77,6 +77,7 @@ class Runner:
         assert_size_stride_grouped((arg1_1, arg0_1), ((1, ), (1, 2)), ((1, ), (2, 1)), 'input')
         assert_size_stride_grouped((arg1_1, arg3_1), ((1, ), (4, 2)), ((1, ), (2, 1)), 'input')
         buf0 = empty_strided_cpu((1, ), (1, ), torch.float32)
+        assert_size_stride(arg0_1, (1, 2), (2, 1), 'torch.ops.aten.mm.default')
         return (buf0, )
 """
 
@@ -94,7 +95,8 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
     lines = without_checked_asserts(_WRAPPER, guaranteed).splitlines()
     asserts = [line.strip() for line in lines if "assert_size_stride" in line]
     assert asserts == ["assert_size_stride(arg3_1, (s0, 2), (2, 1), 'input')",
-                       "assert_size_stride_grouped((arg1_1, arg3_1), ((1, ), (4, 2)), ((1, ), (2, 1)), 'input')"]
+                       "assert_size_stride_grouped((arg1_1, arg3_1), ((1, ), (4, 2)), ((1, ), (2, 1)), 'input')",
+                       "assert_size_stride(arg0_1, (1, 2), (2, 1), 'torch.ops.aten.mm.default')"]
     assert lines.count("        pass") == 3 and lines.count("            pass") == 1
     compile("\n".join(lines), "<wrapper>", "exec")
     other_layout = [([1, 2], [1, 1]), ([2], [1]), None, None]

@@ -71,7 +71,7 @@ _KERNEL_DECLARATION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.
 #: the wrapper's checks of its inputs' layouts: `assert_size_stride(arg0_1, (1, 2), (2, 1), 'input')`, and on torch
 #: 2.14 also `assert_size_stride_grouped((arg0_1, arg1_1), ((1, 2), (2, )), ((2, 1), (1, )), 'input')`
 _INPUT_ASSERT = re.compile(r"^(\s+)(assert_size_stride(?:_grouped)?\(.*\))$")
-_PLAIN_ASSERT = re.compile(r"^assert_size_stride\((\w+), \(((?:\d+, )*\d*)\), \(((?:\d+, )*\d*)\)(?:, '\w*')?\)$")
+_PLAIN_ASSERT = re.compile(r"^assert_size_stride\((\w+), \(((?:\d+, )*\d*)\), \(((?:\d+, )*\d*)\)(?:, 'input')?\)$")
 #: the line of `call` that names the wrapper's inputs, e.g. `        arg0_1, arg1_1 = args`
 _UNPACK_ARGS = re.compile(r"^\s+(\w+(?:, \w+)*),? = args$")
 
@@ -197,8 +197,8 @@ def without_checked_asserts(source: str, guaranteed: list | None) -> str:
 
 
 def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
-    """{input name: (sizes, strides)} of one `assert_size_stride[_grouped](...)` call whose sizes and strides are
-    all integer literals (pure); None for anything else (a symbolic size, another form)."""
+    """{input name: (sizes, strides)} of one `assert_size_stride[_grouped](..., 'input')` call whose sizes and
+    strides are all integer literals (pure); None for anything else (a symbolic size, another form or tag)."""
     plain = _PLAIN_ASSERT.match(statement)  # the common form, without parsing (a wrapper may hold hundreds)
     if plain is not None:
         return {plain.group(1): (_ints(plain.group(2)), _ints(plain.group(3)))}
@@ -209,6 +209,8 @@ def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.keywords
             and len(call.args) in (3, 4)):
         return None
+    if len(call.args) == 4 and not (isinstance(call.args[3], ast.Constant) and call.args[3].value == "input"):
+        return None  # a check after some op: only the checks of the inputs as the call received them repeat ours
     try:
         sizes, strides = ast.literal_eval(call.args[1]), ast.literal_eval(call.args[2])
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
