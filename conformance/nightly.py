@@ -90,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                                          "--rounds", str(args.rounds), "--history", args.history])
         if bench:
             problems.append(f"bench {model}: exited {bench}")
+    # --since: only what this night wrote satisfies --require-results and counts as the legs' fresh runs
     report = _step("report", [python, "-m", "conformance", "report", "--gate", "--history", args.history,
                               "--out", args.out, "--conformance", os.path.join(args.results, "*.json"),
-                              "--require-results", args.impl])
+                              "--require-results", args.impl,
+                              "--since", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))])
     if report == 1:
         problems.append("report: the gate found the night red (see the report's verdict)")
     elif report:
