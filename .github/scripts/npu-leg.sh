@@ -8,7 +8,7 @@
 # container writes under it (the hypothesis example database, reports/, logs/) is where the cache and artifact steps,
 # which run on the host, look.
 set -euo pipefail
-: "${IMAGE:?the leg's CANN image}" "${GITHUB_WORKSPACE:?}" "${LEG:?the leg's name}"
+: "${IMAGE:?the CANN image of the leg}" "${GITHUB_WORKSPACE:?}" "${LEG:?the name of the leg}"
 : "${TORCHAIR_HYPOTHESIS_DB_DIR:?the example database, relative to the workspace}"
 
 devices=()
