@@ -51,7 +51,9 @@ class Leg:
         cann_text = str(cann) if cann is not None else None
         if cann_text is not None and cann_mod.sort_key(cann_text)[0] == 1:
             cann_text = cann_mod.normalize(cann_text)
-        return cls(str(impl), soc_family(soc), cann_text, str(torch_npu) if torch_npu is not None else None)
+        # torch-npu's local part (`+git...`) names a build of the same release
+        npu = str(torch_npu).split("+", 1)[0] if torch_npu is not None else None
+        return cls(str(impl), soc_family(soc), cann_text, npu)
 
     @property
     def label(self) -> str:
@@ -103,14 +105,15 @@ def _read(path: str) -> Any:
 
 def load_expected(path: str) -> list[Leg]:
     """The night's expected legs from `path`: a JSON list of objects with `soc`, `cann`, `torch_npu` (and optional
-    `impl`); other keys (the matrix's `image`, `torch`) are ignored. A missing file is an error: the caller asked."""
+    `impl`); other keys (the matrix's `image`, `torch`) are ignored; `[]` expects none (a run that is no leg, such as
+    the nightly command on a CPU). A missing file is an error: the caller asked."""
     try:
         data = _read(path)
     except FileNotFoundError as exc:
         raise LegsError(f"expected-legs file {path!r} does not exist; write the workflow matrix's legs there, or "
                         f"leave --expected-legs out to expect every leg that has run before") from exc
-    if not isinstance(data, list) or not data:
-        raise LegsError(f"{path}: expected a non-empty JSON list of legs ({{'soc', 'cann', 'torch_npu'}} objects)")
+    if not isinstance(data, list):
+        raise LegsError(f"{path}: expected a JSON list of legs ({{'soc', 'cann', 'torch_npu'}} objects)")
     out = []
     for i, entry in enumerate(data):
         if not (isinstance(entry, dict) and all(isinstance(entry.get(k), str) and entry[k] for k in FIELDS[1:])):
