@@ -117,3 +117,30 @@ def test_staleness_is_keyed_by_the_whole_environment(tmp_path: Path, capsys) -> 
     assert status == 1, out
     stale = [line for line in out.splitlines() if "stale:" in line]
     assert len(stale) == 1 and A3 in stale[0], out
+
+
+def test_the_published_retired_legs_file_is_valid_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    from conformance.report import legs
+
+    path = Path(__file__).resolve().parents[1] / "reports" / "retired-legs.json"
+    assert isinstance(legs.load_retired(str(path)), list)
+    bad = tmp_path / "retired.json"
+    bad.write_text(json.dumps({"retired": [{"match": {"chip": "A2"}, "reason": "r", "reviewed": "PR #1"}]}),
+                   encoding="utf-8")
+    with pytest.raises(legs.LegsError, match=r"retired\[0\]: needs a non-empty 'match' object over"):
+        legs.load_retired(str(bad))
+    assert legs.load_retired(str(tmp_path / "absent.json")) == []
+
+
+def test_socs_compare_by_family_and_a_bad_expected_leg_is_named(tmp_path: Path) -> None:
+    from conformance.report import legs
+
+    assert [legs.soc_family(n) for n in ("Ascend910B2", "Ascend910B4", "Ascend910_9391", "A3", "AMD EPYC", None)] == [
+        "A2", "A2", "A3", "A3", "AMD EPYC", None]
+    assert legs.Leg.of("x", "Ascend910_9392", "8.2.rc1", "2.14.0+gitabc") == legs.Leg("x", "A3", "8.2.RC1", "2.14.0")
+    path = tmp_path / "legs.json"
+    path.write_text(json.dumps([{"soc": "A2", "cann": "8.2", "torch_npu": "2.14.0"}]), encoding="utf-8")
+    with pytest.raises(legs.LegsError, match=r"legs.json \[0\]: '8.2' is not a CANN version"):
+        legs.load_expected(str(path))
+    with pytest.raises(legs.LegsError, match="does not exist"):
+        legs.load_expected(str(tmp_path / "absent.json"))
