@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from conformance.report import matrix
 
@@ -64,6 +66,18 @@ def suite_problems(status: int, results: Sequence[tuple[str, dict]], impl: str) 
     return problems
 
 
+def this_leg(impl: str, benchmarks: bool, environ: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """The legs this run is: its own (SoC from `$TORCHAIR_SOC`, CANN from the toolkit's install info, the installed
+    torch-npu) when it benchmarks on an NPU host, else none; never the other legs of a history fetched from the data
+    branch, which other runners run tonight."""
+    from conformance.bench.environment import cann_from_install_info, distribution_version
+
+    environ = os.environ if environ is None else environ
+    leg = {"impl": impl, "soc": environ.get("TORCHAIR_SOC") or "", "cann": cann_from_install_info(environ) or "",
+           "torch_npu": distribution_version("torch-npu") or ""}
+    return [leg] if benchmarks and all(leg.values()) else []
+
+
 def _step(title: str, command: list[str]) -> int:
     print(f"nightly: {title}: {' '.join(command)}", file=sys.stderr, flush=True)
     started = time.monotonic()
@@ -85,14 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     status = _step("suite", [python, "-m", "pytest", "conformance", "--impl", args.impl,
                              "--conformance-json", args.results.rstrip("/\\") + os.sep, *pytest_args])
     problems = suite_problems(status, fresh_results(args.results, args.impl, since), args.impl)
-    for model in [m for m in args.model or ["tiny"] if m != "none"]:
+    models = [m for m in args.model or ["tiny"] if m != "none"]
+    for model in models:
         bench = _step(f"bench {model}", [python, "-m", "conformance", "bench", "--impl", args.impl, "--model", model,
                                          "--rounds", str(args.rounds), "--history", args.history])
         if bench:
             problems.append(f"bench {model}: exited {bench}")
-    report = _step("report", [python, "-m", "conformance", "report", "--gate", "--history", args.history,
-                              "--out", args.out, "--conformance", os.path.join(args.results, "*.json"),
-                              "--require-results", args.impl])
+    # --since: only what this night wrote satisfies --require-results and counts as the leg's fresh runs
+    with tempfile.TemporaryDirectory(prefix="torchair-nightly-") as tmp:
+        expected = os.path.join(tmp, "legs.json")
+        with open(expected, "w", encoding="utf-8") as handle:
+            json.dump(this_leg(args.impl, bool(models)), handle)
+        report = _step("report", [python, "-m", "conformance", "report", "--gate", "--history", args.history,
+                                  "--out", args.out, "--conformance", os.path.join(args.results, "*.json"),
+                                  "--require-results", args.impl, "--expected-legs", expected,
+                                  "--since", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))])
     if report == 1:
         problems.append("report: the gate found the night red (see the report's verdict)")
     elif report:

@@ -85,9 +85,19 @@ def test_a_bad_accepted_file_is_named(tmp_path: Path) -> None:
     assert gate.load_accepted(str(tmp_path / "absent.json")) == []
 
 
-def test_versions_sort_by_packaging_version() -> None:
-    assert sorted(["8.10.RC1", "8.2.RC1", "8.0.RC3", "weird"], key=gate.version_key) == [
-        "8.0.RC3", "8.2.RC1", "8.10.RC1", "weird"]
+def test_torch_versions_sort_by_packaging_version() -> None:
+    assert sorted(["2.6.0.post10", "2.6.0.post2", "2.10.0", "weird"], key=gate.version_key) == [
+        "2.6.0.post2", "2.6.0.post10", "2.10.0", "weird"]
+
+
+def test_the_previous_cann_of_a_pre_release_build_is_the_release_before_it() -> None:
+    def run(cann: str) -> gate.RunView:
+        return gate.RunView(cann, "2026-03-01T02:00:00Z", None, {"cann": cann}, {"rounds": 5}, {})
+
+    group = [run(v) for v in ("8.0.RC3", "8.0.0", "8.1.RC1", "8.1.RC1.alpha001", "8.1.RC1.B010")]
+    assert gate.previous_cann_run(run("8.1.RC1.alpha002"), group).run_id == "8.1.RC1.alpha001"
+    assert gate.previous_cann_run(run("8.1.RC1.alpha001"), group).run_id == "8.0.0"
+    assert gate.previous_cann_run(run("8.1.RC1"), group).run_id == "8.1.RC1.B010"
 
 
 def test_only_the_implementations_figures_are_gated() -> None:
@@ -106,12 +116,13 @@ def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Pa
     series = render.group(history.load(root / "history"))
     checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series})
     results = matrix.load(str(root / "conformance" / "*.json"))
-    night = verdict.judge(results, checks, verdict.latest_bench(r.view() for s in series for r in s.runs),
-                          required=["torchair_npu", "torchair_gone"])
+    night = verdict.judge(results, checks, [r.view() for s in series for r in s.runs],
+                          verdict.Night(required=("torchair_npu", "torchair_gone")))
     assert list(night.stale) == [c.label for c in results.columns if c.versions.get("cann") == "8.10.RC1"]
     assert any("stale" in p and "8.10.RC1" in p for p in night.problems)
     assert not any("stale" in p and "8.1.RC1 " in p for p in night.problems), "8.1 was not run that night"
-    assert "conformance torchair_gone: results missing (no results document for it)" in night.problems
+    assert ("conformance torchair_gone: results missing: none from tonight (since 2026-03-04T02:00:00Z); no results "
+            "document for it") in night.problems
 
 
 def test_the_published_accepted_changes_file_is_valid() -> None:

@@ -53,3 +53,17 @@ def test_a_failing_suite_night_exits_non_zero(tmp_path: Path) -> None:
     assert f"torchair_ref_mutant_{MUTANT}-cpu.json: 1 failed" in done.stderr
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'class="banner red"' in page and "test_configs_with_equal_values_are_equal_however_built" in page
+
+
+def test_a_runner_expects_only_its_own_leg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The history fetched from the data branch holds every leg; this runner answers for its own one only.
+    from conformance.bench import environment
+
+    info = tmp_path / "ascend_toolkit_install.info"
+    info.write_text("package_name=Ascend-cann-toolkit\nversion=8.2.RC1.B010\n", encoding="utf-8")
+    environ = {"TORCHAIR_SOC": "A3", "ASCEND_HOME_PATH": str(tmp_path)}
+    monkeypatch.setattr(environment, "distribution_version", lambda name: {"torch-npu": "2.14.0"}.get(name))
+    assert nightly.this_leg("torchair_npu", True, environ) == [
+        {"impl": "torchair_npu", "soc": "A3", "cann": "8.2.RC1.B010", "torch_npu": "2.14.0"}]
+    assert nightly.this_leg("torchair_npu", False, environ) == [], "--model none: no benchmarks expected"
+    assert nightly.this_leg("torchair_npu", True, {"ASCEND_HOME_PATH": str(tmp_path)}) == [], "no SoC: no leg"

@@ -5,7 +5,9 @@
 - `stats`    medians/min/max, the ratios against the baselines, the targets (pure functions).
 - `gate`     did a figure get slower: rank tests against earlier runs and the previous CANN version (pure).
 - `matrix`   the conformance matrix (clause x implementation/version) from the suite's JSON results.
-- `verdict`  the night's verdict: suites, staleness, the gate (pure).
+- `cann`     CANN version strings in Ascend's release order (alpha, beta and B-builds before their release).
+- `legs`     the nightly's legs (implementation x SoC x CANN x torch-npu), expected and retired.
+- `verdict`  the night's verdict: suites, missing legs, staleness, the gate (pure).
 - `charts`   matplotlib figures (PNG) for the report.
 - `render`   shapes the data for `templates/` (jinja2): `reports/index.html` and `reports/README.md`.
 - `cli`      `python -m conformance report [--gate]`.

@@ -3,23 +3,29 @@
     python -m conformance report                    # re-render from reports/history/
     python -m conformance report --gate             # also exit 1 when the night is red (BE-4)
 
-The night is red when a suite failed, errored or XPASSed, results are missing (`--require-results`) or older than
-their implementation's latest benchmark run, or the performance gate fired (see `conformance.report.gate`).
+The night is red when a suite failed, errored or XPASSed, an expected leg (SoC x CANN x torch-npu: `--expected-legs`,
+else every leg that ran before less `--retired-legs`) has no results or benchmarks from tonight, `--require-results`
+names an implementation without results from tonight, results are older than their environment's latest benchmark
+run, or the performance gate fired (see `conformance.report.gate`, `conformance.report.verdict`).
 
 Exit status: 0 rendered (and, with `--gate`, the night is green); 1 red with `--gate`; 2 a missing, empty or
-unreadable history, results or accepted-changes file: then nothing under `--out` is touched.
+unreadable history, results, accepted-changes or legs file, or a `--conformance` glob that matches no file: then
+nothing under `--out` is touched.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 DEFAULT_HISTORY = os.path.join("reports", "history")
 DEFAULT_OUT = "reports"
 DEFAULT_RESULTS = os.path.join("reports", "conformance", "*.json")
 DEFAULT_ACCEPTED = os.path.join("reports", "accepted-changes.json")
+DEFAULT_RETIRED = os.path.join("reports", "retired-legs.json")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -36,7 +42,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=float, default=0.01,
                    help="a regression: the rank test's one-sided p-value is below ALPHA (default 0.01)")
     p.add_argument("--require-results", action="append", default=[], metavar="IMPL",
-                   help="the night is red when IMPL has no results document (repeatable)")
+                   help="the night is red when IMPL has no results document from tonight (repeatable)")
+    p.add_argument("--expected-legs", metavar="FILE",
+                   help="JSON list of tonight's legs ({soc, cann, torch_npu[, impl]}, the workflow matrix's); default: "
+                        "every leg that ran before, less the retired ones")
+    p.add_argument("--retired-legs", default=DEFAULT_RETIRED,
+                   help=f"reviewed file of legs no longer expected (default {DEFAULT_RETIRED}; may be absent)")
+    p.add_argument("--since", metavar="YYYY-MM-DDTHH:MM:SSZ",
+                   help="when tonight began (default: 24 h before the newest benchmark run or results document)")
     p.add_argument("--source-url", default="../",
                    help="prefix of the links to a failing test's source (default ../, the repository beside reports/)")
     p.add_argument("--history-url", default=None,
@@ -59,6 +72,14 @@ def check_history(path: str) -> str | None:
     return None
 
 
+def check_results(pattern: str) -> str | None:
+    """Why the results pattern is unusable (it matches no file: a typo would otherwise judge nothing), else None."""
+    if not glob.glob(pattern):
+        return (f"--conformance {pattern!r} matches no results file; pass the glob of the suite's --conformance-json "
+                f"documents (default {DEFAULT_RESULTS})")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m conformance report`; returns the exit status."""
     args = parser().parse_args(argv)
@@ -68,17 +89,30 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.alpha < 1:
         print(f"error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr)
         return 2
+    since = None
+    if args.since is not None:
+        try:
+            since = datetime.strptime(args.since, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            print(f"error: --since {args.since!r} is not a UTC time like 2026-03-04T17:00:00Z", file=sys.stderr)
+            return 2
     problem = check_history(args.history)
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    from conformance.report import gate, history, matrix, render
+    from conformance.report import gate, history, legs, matrix, render, verdict
 
     try:
         records = history.load(args.history)
+        empty = check_results(args.conformance)
+        if empty:
+            raise matrix.ResultsError(empty)
         results = matrix.load(args.conformance)
         accepted = gate.load_accepted(args.accepted)
-    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, OSError) as exc:
+        night = verdict.Night(since=since, retired=legs.load_retired(args.retired_legs),
+                              expected=legs.load_expected(args.expected_legs) if args.expected_legs else None,
+                              required=tuple(args.require_results))
+    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, legs.LegsError, OSError) as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
     files = sorted(p.name for p in Path(args.history).glob("*.jsonl"))
@@ -86,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if history_url is None:
         history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
     report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
-                          accepted=accepted, required=args.require_results, source_url=args.source_url,
+                          accepted=accepted, night=night, source_url=args.source_url,
                           history_url=history_url)
     written = render.write(report, args.out)
     print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "

@@ -26,6 +26,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from packaging.version import InvalidVersion, Version
 from scipy.stats import mannwhitneyu
 
+from conformance.report import cann
+
 #: BE-1: fewer rounds than this and a run is shown, not gated
 MIN_ROUNDS = 5
 #: a run is on a busy host when a 1-minute load average (start or end) exceeds this many times the CPU count
@@ -170,7 +172,8 @@ def parse_date(date: str) -> datetime:
 
 
 def version_key(version: Any) -> tuple:
-    """A CANN/torch version for sorting: `packaging.version` order (8.2 before 8.10), unparsable ones last."""
+    """A torch or torch-npu version for sorting: `packaging.version` order (2.6.0.post2 before 2.6.0.post10),
+    unparsable ones last. CANN versions sort with `cann.sort_key`, which knows Ascend's pre-release builds."""
     if version is None:
         return (0, Version("0"), "")
     try:
@@ -262,12 +265,12 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, threshold: float = 1.
 
 def previous_cann_run(run: RunView, group: Sequence[RunView]) -> RunView | None:
     """The latest run of the CANN version just before `run`'s, in `run`'s comparison group (gateable runs first)."""
-    mine = version_key(run.env.get("cann"))
-    older = [r for r in group if version_key(r.env.get("cann")) < mine]
+    mine = cann.sort_key(run.env.get("cann"))
+    older = [r for r in group if cann.sort_key(r.env.get("cann")) < mine]
     if not older:
         return None
-    previous = max(version_key(r.env.get("cann")) for r in older)
-    candidates = sorted((r for r in older if version_key(r.env.get("cann")) == previous),
+    previous = max(cann.sort_key(r.env.get("cann")) for r in older)
+    candidates = sorted((r for r in older if cann.sort_key(r.env.get("cann")) == previous),
                         key=lambda r: (not_gated(r) is None, r.date, r.run_id))
     return candidates[-1]
 

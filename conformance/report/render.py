@@ -17,7 +17,8 @@ from typing import Any, Iterable
 
 import jinja2
 
-from conformance.report import charts, gate, history, matrix as matrix_mod, stats, verdict as verdict_mod
+from conformance.report import cann as cann_mod, charts, gate, history, matrix as matrix_mod, stats
+from conformance.report import verdict as verdict_mod
 
 CHART_DIR = "charts"
 #: the runs a trend chart and a runs table show (the full history is linked)
@@ -148,7 +149,7 @@ def group(records: Iterable[history.Record]) -> list[Series]:
         run.records[record.variant] = record
     series = [Series(key, sorted(runs.values(), key=lambda r: (r.date, r.run_id))) for key, runs in by_key.items()]
     series.sort(key=lambda s: (str(s.latest.bench.get("model")), str(s.latest.env.get("impl")),
-                               str(s.latest.env.get("soc")), gate.version_key(s.latest.env.get("cann")),
+                               str(s.latest.env.get("soc")), cann_mod.sort_key(s.latest.env.get("cann")),
                                gate.version_key(s.latest.env.get("torch_npu")), s.title))
     return series
 
@@ -171,14 +172,14 @@ class Report:
 
 
 def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold: float, alpha: float,
-          history_files: list[str], accepted: Iterable[gate.Accepted] = (), required: Iterable[str] = (),
+          history_files: list[str], accepted: Iterable[gate.Accepted] = (), night: verdict_mod.Night | None = None,
           source_url: str = "../", history_url: str = "history/") -> Report:
     series = group(records)
     checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, threshold=threshold, alpha=alpha,
                            accepted=accepted)
-    bench_dates = verdict_mod.latest_bench(r.view() for s in series for r in s.runs)
-    night = verdict_mod.judge(matrix, checks, bench_dates, required=required)
-    return Report(series, checks, night, matrix, history_files, threshold, alpha, source_url, history_url)
+    runs = [r.view() for s in series for r in s.runs]
+    judged = verdict_mod.judge(matrix, checks, runs, night or verdict_mod.Night())
+    return Report(series, checks, judged, matrix, history_files, threshold, alpha, source_url, history_url)
 
 
 def write(report: Report, out_dir: str | os.PathLike) -> list[Path]:
@@ -247,7 +248,7 @@ def version_groups(series: list[Series]) -> dict[str, list[tuple[str, Run]]]:
         label = f"{version_label(env)} · {env.get('impl')} {env.get('impl_version') or ''}".strip()
         groups.setdefault(name, []).append((label, s.latest))
     for columns in groups.values():
-        columns.sort(key=lambda c: (gate.version_key(c[1].env.get("cann")),
+        columns.sort(key=lambda c: (cann_mod.sort_key(c[1].env.get("cann")),
                                     gate.version_key(c[1].env.get("torch_npu")),
                                     gate.version_key(c[1].env.get("torch")), c[0]))
     return groups
@@ -440,7 +441,7 @@ def cann_tables(series: list[Series]) -> list[dict[str, Any]]:
     for key, versions in groups.items():
         if len(versions) < 2:
             continue
-        ordered = sorted(versions.items(), key=lambda kv: gate.version_key(kv[0]))
+        ordered = sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0]))
         rows = []
         for label, variant, metric in CANN_FIGURES:
             cells, previous = [], None

@@ -1,0 +1,74 @@
+"""CANN version strings as Ascend numbers them, in release order (SPEC BE-4: "the previous CANN version").
+
+A CANN version is `MAJOR.MINOR.STAGE[.SUFFIX]`:
+
+- STAGE is `T<n>` (an early trial build: `8.0.T2`), `RC<n>` (a release candidate, which Ascend ships to users:
+  `8.0.RC3`) or a number (the final release of the line and its patches: `8.0.0`, `8.0.1`); within a line
+  `T` < `RC1` < `RC2` < ... < `0` < `1`;
+- SUFFIX marks a build of that stage: `alpha<n>` and `beta<n>` (community previews: `8.1.RC1.alpha001`) and
+  `B<n>` (internal builds: `8.2.RC1.B010`, `8.0.RC1.B030`) come BEFORE the version they prefix, alphas before betas
+  before B-builds.
+
+So `8.0.RC3 < 8.0.0 < 8.1.RC1.alpha001 < 8.1.RC1.B010 < 8.1.RC1 < 8.2.RC1`. Letters compare case-insensitively (the
+image tags write `8.1.rc1`, the toolkit's install info `8.1.RC1`). `packaging.version` cannot order these: it
+reads `8.1.RC1.alpha001` as a release after every `8.1.RC1`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PATTERN = re.compile(
+    r"(?P<major>\d+)\.(?P<minor>\d+)\.(?:(?P<final>\d+)|RC(?P<rc>\d+)|T(?P<trial>\d+))"
+    r"(?:\.(?P<pre>alpha|beta|B)(?P<pre_n>\d+))?",
+    re.IGNORECASE)
+#: stage ranks within a MAJOR.MINOR line
+_TRIAL, _RC, _FINAL = 0, 1, 2
+#: suffix ranks within a stage: the pre-release builds, then the version itself
+_PRE = {"alpha": 0, "beta": 1, "b": 2}
+_RELEASE = 3
+
+
+class CannVersionError(ValueError):
+    """Not a CANN version string; the message names the value and the expected shape."""
+
+
+def parse(version: str) -> tuple[int, ...]:
+    """The sort key of a CANN version string (see the module docstring); raises `CannVersionError`."""
+    match = _PATTERN.fullmatch(str(version).strip())
+    if match is None:
+        raise CannVersionError(f"{version!r} is not a CANN version: expected MAJOR.MINOR.RC<n>, MAJOR.MINOR.<n> or "
+                               f"MAJOR.MINOR.T<n>, optionally followed by .alpha<n>, .beta<n> or .B<n> "
+                               f"(e.g. 8.1.RC1, 8.0.0, 8.1.RC1.alpha001, 8.2.RC1.B010)")
+    if match["final"] is not None:
+        stage = (_FINAL, int(match["final"]))
+    elif match["rc"] is not None:
+        stage = (_RC, int(match["rc"]))
+    else:
+        stage = (_TRIAL, int(match["trial"]))
+    suffix = (_PRE[match["pre"].lower()], int(match["pre_n"])) if match["pre"] else (_RELEASE, 0)
+    return (int(match["major"]), int(match["minor"]), *stage, *suffix)
+
+
+def normalize(version: str) -> str:
+    """The spelling the toolkit's install info uses (`8.1.rc1` -> `8.1.RC1`, `.b010` -> `.B010`)."""
+    parse(version)
+    text = re.sub(r"\.rc(\d)", r".RC\1", str(version).strip(), flags=re.IGNORECASE)
+    text = re.sub(r"\.t(\d)", r".T\1", text, flags=re.IGNORECASE)
+    return re.sub(r"\.b(\d)", r".B\1", text, flags=re.IGNORECASE)
+
+
+def sort_key(version: Any) -> tuple:
+    """A key ordering any CANN field: none first, then parsed versions in release order, then unparsable ones by
+    their text (shown last, never taken for a newer release)."""
+    if version is None:
+        return (0, (), "")
+    try:
+        return (1, parse(str(version)), "")
+    except CannVersionError:
+        return (2, (), str(version))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two CANN fields name one release (`8.1.rc1` is `8.1.RC1`)."""
+    return sort_key(a) == sort_key(b) if sort_key(a)[0] == 1 else str(a) == str(b)
