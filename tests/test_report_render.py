@@ -76,7 +76,8 @@ def test_banner_states_the_saving_and_what_changed_since_last_night(nightly: Pat
     assert "✘ red: 2 problem(s), 1 figure(s) slower" in banner
     saving = re.search(r"CANN 8\.10\.RC1 · torch_npu 2\.6\.0\.post3 · Ascend910B2</b></a>: cold (\d+\.\d\d) s → warm "
                        r"(\d\.\d\d) s: ×(\d+\.\d) faster, (\d+\.\d\d) s saved a start; <span class=\"since\">since "
-                       r"2026-03-03: warm [+−][\d.]+ (ms|s) \([+−][\d.]+%\), cold [+−][\d.]+ (ms|s) \([+−][\d.]+%\)", banner)
+                       r"2026-03-03: warm [+−][\d.]+ (ms|s) \([+−][\d.]+%\), cold [+−][\d.]+ (ms|s) \([+−][\d.]+%\)",
+                       banner)
     assert saving, banner
     cold, warm, factor, saved = (float(saving.group(i)) for i in range(1, 5))
     assert factor == pytest.approx(cold / warm, abs=0.06) and saved == pytest.approx(cold - warm, abs=0.011)
@@ -179,7 +180,8 @@ def test_changed_since_last_night_and_compare(tmp_path: Path, capsys: pytest.Cap
     page = (root / "out" / "index.html").read_text(encoding="utf-8")
     changes = page[page.index('<h2 id="changes">'):page.index('<h2 id="compare">')]
     assert re.search(r'<b class="regressed">new failure</b>: <a href="\.\./conformance/test_warm_start\.py">'
-                     r'conformance/test_warm_start\.py::test_warm_untraced</a> <span class="note">passed → failed', changes)
+                     r'conformance/test_warm_start\.py::test_warm_untraced</a> <span class="note">passed → failed',
+                     changes)
     assert "Since last night: 1 new failure" in page
     compare = page[page.index('<h2 id="compare">'):page.index('<h2 id="summary">')]
     assert "CANN 8.1.RC1 vs CANN 8.10.RC1" in compare and "passed → error" in compare

@@ -6,7 +6,12 @@
 - `gate`     did a figure get slower: rank tests against earlier runs and the previous CANN version (pure).
 - `matrix`   the conformance matrix (clause x implementation/version) from the suite's JSON results.
 - `verdict`  the night's verdict: suites, staleness, the gate (pure).
-- `charts`   matplotlib figures (PNG) for the report.
-- `render`   shapes the data for `templates/` (jinja2): `reports/index.html` and `reports/README.md`.
+- `model`    what the night says, as data: series, the saving (cold → warm), one regression per slowed figure,
+             tests changed since the previous night, two CANN versions side by side (pure).
+- `units`    figures with their units: seconds, changes (pure).
+- `context`  the model shaped into rows and strings for `templates/` (jinja2).
+- `charts`   matplotlib figures (PNG) for the report, wide and narrow (phones).
+- `outputs`  `verdict.json`, `verdict-junit.xml`, the GitHub step summary.
+- `render`   writes `reports/index.html`, `reports/README.md`, the charts and the outputs, all or nothing.
 - `cli`      `python -m conformance report [--gate]`.
 """

@@ -2,6 +2,7 @@
 
     python -m conformance report                    # re-render from reports/history/
     python -m conformance report --gate             # also exit 1 when the night is red (BE-4)
+    python -m conformance report --compare 8.1.RC1 8.2.RC1   # also two CANN versions side by side
 
 The night is red when a suite failed, errored or XPASSed, results are missing (`--require-results`) or older than
 their implementation's latest benchmark run, or the performance gate fired (see `conformance.report.gate`).

@@ -123,7 +123,8 @@ def _series_context(report: model.Report, series: model.Series) -> dict[str, Any
         "machine": [(k, str(v)) for k, v in machine.items() if v],
         "chart": report.charts.get((series.slug, "latest")),
         "chart_narrow": report.charts.get((series.slug, "latest-narrow")),
-        "trend": report.charts.get((series.slug, "trend")), "trend_narrow": report.charts.get((series.slug, "trend-narrow")),
+        "trend": report.charts.get((series.slug, "trend")),
+        "trend_narrow": report.charts.get((series.slug, "trend-narrow")),
         "runs_total": len(series.runs), "variants": variant_rows(run), "ratios": _ratio_rows(run), "runs": run_rows,
         "history_file": history.file_name(run.env), "gated": _not_gated(report, series) or "",
     }
