@@ -1,9 +1,9 @@
 """The clause registry: clause IDs parsed from SPEC.md, the tests that name them, and the coverage report.
 
-SPEC.md is found through ``$TORCHAIR_SPEC``, else ``../shared/SPEC.md`` next to the repository root, else the copy
-packaged as ``conformance/SPEC_clauses.txt`` (so a pip-installed suite still knows the clauses). The packaged copy
-is one clause per line, ``ID<TAB>section<TAB>summary``; ``python -m conformance clauses --write-packaged``
-regenerates it from SPEC.md.
+SPEC.md is found through ``$TORCHAIR_SPEC``, else ``docs/SPEC.md`` in the repository (the contract's copy that
+travels with every clone), else the copy packaged as ``conformance/SPEC_clauses.txt`` (so a pip-installed suite,
+which has no ``docs/``, still knows the clauses). The packaged copy is one clause per line,
+``ID<TAB>section<TAB>summary``; ``python -m conformance clauses --write-packaged`` regenerates it from SPEC.md.
 
 Tests are found statically (by reading the test modules with ``ast``), so the report needs neither an
 implementation nor torch.
@@ -22,6 +22,7 @@ __all__ = [
     "Clause",
     "SPEC_ENV_VAR",
     "PACKAGED",
+    "REPO_SPEC",
     "CHECKED_SECTIONS",
     "find_spec",
     "parse_spec",
@@ -35,6 +36,8 @@ __all__ = [
 SPEC_ENV_VAR = "TORCHAIR_SPEC"
 PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGED = PACKAGE_DIR / "SPEC_clauses.txt"
+#: the contract as the repository carries it (a byte-identical copy of the project's shared SPEC.md)
+REPO_SPEC = PACKAGE_DIR.parent / "docs" / "SPEC.md"
 # The sections this suite is responsible for (IMPL, CF, CC, RC, EX): a clause there with no test fails the report.
 CHECKED_SECTIONS = (0, 1, 2, 3, 4)
 
@@ -52,15 +55,15 @@ class Clause:
 
 
 def find_spec(environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
-    """Where SPEC.md is: ``$TORCHAIR_SPEC``, else ``<repo root>/../shared/SPEC.md``; None when neither exists."""
+    """Where SPEC.md is: ``$TORCHAIR_SPEC``, else ``<repo root>/docs/SPEC.md``; None when neither exists (an
+    installed suite: then the packaged copy is used)."""
     environ = os.environ if environ is None else environ
     if environ.get(SPEC_ENV_VAR):
         path = Path(environ[SPEC_ENV_VAR])
         if not path.is_file():
             raise FileNotFoundError(f"${SPEC_ENV_VAR} names {path}, which is not a file")
         return path
-    candidate = PACKAGE_DIR.parent.parent / "shared" / "SPEC.md"
-    return candidate if candidate.is_file() else None
+    return REPO_SPEC if REPO_SPEC.is_file() else None
 
 
 def parse_spec(text: str) -> List[Clause]:

@@ -1,4 +1,4 @@
-"""The suite's own GE IR reader (EX-7): message classes built from a table of ``shared/GE_IR.md``.
+"""The suite's own GE IR reader (EX-7): message classes built from a table of ``docs/GE_IR.md``.
 
 The table below is the schema subset GE_IR.md lists (field = number : type); the classes are made at import with
 ``descriptor_pb2`` and ``message_factory`` in a private descriptor pool, so no generated code, no ``protoc`` and

@@ -1,4 +1,4 @@
-"""The README's Reliability table, from the ``reliability(fault, outcome)`` marks of the tests that ran.
+"""The Reliability table of docs/reliability.md, from the ``reliability(fault, outcome)`` marks of the tests that ran.
 
 ``python -m tests.reliability_report`` runs ``pytest tests -m reliability`` and ``pytest conformance -m
 reliability``, each with this module as a plugin (``-p tests.reliability_report``), then prints the merged table,

@@ -1,4 +1,4 @@
-"""The GE IR schema (shared/GE_IR.md) as the exporter builds it from ge_ir.proto: numbers, types, wire format."""
+"""The GE IR schema (docs/GE_IR.md) as the exporter builds it from ge_ir.proto: numbers, types, wire format."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from torchair_ref.export import ge_ir
 
 F = descriptor_pb2.FieldDescriptorProto
 
-# Transcribed from shared/GE_IR.md, independently of ge_ir.proto: field -> (number, type, repeated).
+# Transcribed from docs/GE_IR.md, independently of ge_ir.proto: field -> (number, type, repeated).
 # A type is a scalar name, a message name, "map<AttrDef>" or "enum:<Name>".
 GE_IR_TABLE = {
     "ModelDef": {

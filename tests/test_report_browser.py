@@ -1,5 +1,6 @@
-"""The rendered report opened in headless Chromium: every chart image loads, the tables render, and at phone width
-nothing but the tables' own scroll boxes is wider than the screen."""
+"""The rendered report opened in headless Chromium: every chart image loads, the tables render, at 1400 px the
+`traced` column (CC-14's evidence) is on screen, and at phone width the charts drawn for a phone are the ones shown
+and nothing but the tables' own scroll boxes is wider than the screen."""
 from __future__ import annotations
 
 import re
@@ -42,6 +43,9 @@ def test_charts_and_tables_render_in_headless_chromium(tmp_path: Path) -> None:
     assert shown, f"the page's load handler did not run: {page[:500]}"
     assert shown.group(1) == shown.group(2) and int(shown.group(2)) == 5, f"charts shown: {shown.group(0)}"
     assert page.count("<table") >= 10 and "cache_compile warm" in page
+    assert 'data-charts-narrow="0/5"' in page, "a desk gets the wide charts"
+    traced = re.search(r'data-traced-right="(\d+)/(\d+)"', page)
+    assert traced and int(traced.group(2)) == 3 and int(traced.group(1)) <= 1400, f"traced off screen: {traced}"
 
 
 def test_sixty_nights_fit_a_phone_screen(tmp_path: Path) -> None:
@@ -51,5 +55,6 @@ def test_sixty_nights_fit_a_phone_screen(tmp_path: Path) -> None:
     page = dom(root / "out" / "index.html", 390)
     shown = re.search(r'data-charts-shown="(\d+)/(\d+)"', page)
     assert shown and shown.group(1) == shown.group(2) == "9", shown
+    assert 'data-charts-narrow="9/9"' in page, "a phone gets the charts drawn for its width"
     width = re.search(r'data-page-width="(\d+)/(\d+)"', page)
     assert width and int(width.group(1)) <= int(width.group(2)), f"page wider than the screen: {width.group(0)}"

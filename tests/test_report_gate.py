@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
 
-from conformance.report import gate, history, render  # noqa: E402 - only once scipy is known to be there
+from conformance.report import gate, history, model  # noqa: E402 - only once scipy is known to be there
 from tests import report_nightly_sample as sample  # noqa: E402
 
 
@@ -21,7 +21,7 @@ def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), a
     if accepted:
         (tmp_path / "accepted.json").write_text(accepted, encoding="utf-8")
         entries = gate.load_accepted(str(tmp_path / "accepted.json"))
-    series = render.group(history.load(tmp_path / "history"))
+    series = model.group(history.load(tmp_path / "history"))
     return gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, accepted=entries)
 
 
@@ -54,7 +54,7 @@ def test_a_busy_host_one_round_run_is_shown_not_gated(tmp_path: Path) -> None:
     latest = [c for c in verdict.checks if c.run.run_id.endswith("-61-8.10.RC1")]
     assert latest and all(c.status == "not gated" and c.reason == "1 round(s), fewer than 5" for c in latest)
     assert any(c.factor > 2 for c in latest), "the busy run is slower, and shown"
-    assert gate.busy(render.Run("r", "2026-03-05T02:00:00Z", None, {}, {}).view()) is None
+    assert gate.busy(model.Run("r", "2026-03-05T02:00:00Z", None, {}, {}).view()) is None
     assert "busy host: 1-minute load 6.7 on 2 CPUs" in gate.busy(
         gate.RunView("r", "d", None, {}, {"rounds": 5}, {}, {"start": [6.7], "end": [1.0], "cpus": 2}))
 
@@ -113,7 +113,7 @@ def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Pa
     root = sample.write(tmp_path, plant=False)
     # The night after: CANN 8.10 benchmarked again, but its suite wrote nothing (say `import torchair` failed).
     history.append(root / "history", sample.night_records(61, "8.10.RC1", "2.6.0.post3", rng=random.Random(3)))
-    series = render.group(history.load(root / "history"))
+    series = model.group(history.load(root / "history"))
     checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series})
     results = matrix.load(str(root / "conformance" / "*.json"))
     night = verdict.judge(results, checks, [r.view() for s in series for r in s.runs],

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def test_pages_reference_only_local_png_charts(rendered: Path) -> None:
     page = (rendered / "index.html").read_text(encoding="utf-8")
     sources = re.findall(r'<img class="chart" src="([^"]+)"', page)
     assert len(sources) == 5, sources  # 3 latest runs, 1 trend (the series with 3 runs), 1 versions view
-    for src in sources:
+    narrow = re.findall(r'<source media="\(max-width: 700px\)" srcset="([^"]+)">', page)
+    assert narrow == [src.replace(".png", "-narrow.png") for src in sources], "a phone gets each chart drawn narrow"
+    for src in sources + narrow:
         assert (rendered / src).read_bytes().startswith(PNG), src
     assert not re.search(r'(src|href)="(https?:)?//', page), "the page must load nothing from the network"
     readme = (rendered / "README.md").read_text(encoding="utf-8")
@@ -60,9 +63,25 @@ def test_series_tables_carry_medians_ranges_ratios_and_targets(rendered: Path) -
 
 def test_verdict_banner_names_the_failing_suite(rendered: Path) -> None:
     page = (rendered / "index.html").read_text(encoding="utf-8")
-    banner = page[page.index('<div class="banner'):page.index('<h2 id="gate">')]
+    banner = page[page.index('<div class="banner'):page.index('<h2 id="slower">')]
     assert 'class="banner red"' in banner and "1 failed, 1 xpassed" in banner
     assert "torchair_ref 0.1.0" in banner and "commit <code>" in banner
+    assert "Checked: 2 results document(s) (10 tests); 2 benchmark series in the latest night (7 gate checks: " \
+           "0 regression(s), 7 not gated, 0 accepted)" in banner, "what the verdict rests on"
+
+
+def test_banner_states_the_saving_and_what_changed_since_last_night(nightly: Path) -> None:
+    page = (nightly / "index.html").read_text(encoding="utf-8")
+    banner = page[page.index('<div class="banner'):page.index('<h2 id="slower">')]
+    assert "✘ red: 4 problem(s), 1 figure(s) slower" in banner
+    saving = re.search(r"CANN 8\.10\.RC1 · torch_npu 2\.6\.0\.post3 · Ascend910B2</b></a>: cold (\d+\.\d\d) s → warm "
+                       r"(\d\.\d\d) s: ×(\d+\.\d) faster, (\d+\.\d\d) s saved a start; <span class=\"since\">since "
+                       r"2026-03-03: warm [+−][\d.]+ (ms|s) \([+−][\d.]+%\), cold [+−][\d.]+ (ms|s) \([+−][\d.]+%\)",
+                       banner)
+    assert saving, banner
+    cold, warm, factor, saved = (float(saving.group(i)) for i in range(1, 5))
+    assert factor == pytest.approx(cold / warm, abs=0.06) and saved == pytest.approx(cold - warm, abs=0.011)
+    assert "gate:" not in banner, "the gate's findings are the regressions below, once each"
 
 
 def test_red_night_fails_the_gate(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -113,11 +132,64 @@ def test_cann_over_cann_table_and_gate_on_the_nightly_sample(nightly: Path) -> N
     page = (nightly / "index.html").read_text(encoding="utf-8")
     cann = page[page.index('<h2 id="cann">'):page.index('<h2 id="conformance">')]
     assert cann.index("CANN 8.0.RC3") < cann.index("CANN 8.1.RC1") < cann.index("CANN 8.10.RC1")
-    assert re.search(r"warm load</td>.*?\(\+\d+\.\d%\)</span></td></tr>", cann)
-    gate = page[page.index('<h2 id="gate">'):page.index('<h2 id="cann">')]
-    assert "warm load (compile or load)" in gate and "CANN over CANN" in gate and ">regression<" in gate
+    assert re.search(r"warm load</td>.*?\+\d+\.\d ms \(\+\d+\.\d%\)</span></td>", cann), "changes with units"
+    slower = page[page.index('<h2 id="slower">'):page.index('<h2 id="changes">')]
+    assert slower.count('<div class="regression') == 1, "one slowdown, one entry"
+    entry = slower[slower.index('<div class="regression'):]
+    assert re.search(r"<b>warm load \(compile or load\)</b> of .*?: \d+\.\d ms → \d+\.\d ms: \+\d+\.\d ms "
+                     r"\(\+\d+\.\d%\)", entry), entry[:600]
+    assert entry.count("<li>vs CANN 8.1.RC1") == 1 and entry.count("<li>warm / cold compile-or-load") == 1
     readme = (nightly / "README.md").read_text(encoding="utf-8")
-    assert "**Verdict: red.**" in readme and "| CANN over CANN |" in readme
+    assert "**Verdict: red: 4 problem(s), 1 figure(s) slower.**" in readme
+    assert readme.count("- **regression: warm load (compile or load)**") == 1
+
+
+def test_sections_answer_first_and_the_matrix_folds(nightly: Path) -> None:
+    page = (nightly / "index.html").read_text(encoding="utf-8")
+    order = [page.index(f'<h2 id="{name}">') for name in ("slower", "changes", "summary", "cann", "conformance")]
+    assert order == sorted(order), "the answers before the benchmarks, the benchmarks before the matrix"
+    matrix = page[page.index('<table class="matrix">'):page.index("</table>", page.index('<table class="matrix">'))]
+    rows = re.findall(r"<tr><th>([^<]+)</th>", matrix)
+    assert rows[:2] == ["clause", "tests"] and rows[2:5] == ["CC-10", "CC-14", "RC-1"], "failing first, each alone"
+    assert "CC-8, CC-9" in rows and len(rows) < 2 + 7, f"identical rows folded: {rows}"
+
+
+def test_phases_show_traced_first_and_no_compile_for_eager(rendered: Path) -> None:
+    page = (rendered / "index.html").read_text(encoding="utf-8")
+    table = page[page.index("<h3>Phases"):]
+    assert re.search(r"<thead><tr><th>variant</th><th>traced</th><th>time to first output</th>", table)
+    eager = table[table.index("<tr><td>eager (no compile)</td>"):]
+    eager = eager[:eager.index("</tr>")]
+    cells = re.findall(r'<td class="num[^"]*">(.*?)</td>', eager)
+    assert cells[2] == "–", f"eager compiles nothing: {cells}"
+    assert "0.0 µs" not in eager
+
+
+def test_changed_since_last_night_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = report_nightly_sample.write(tmp_path)
+    args = ["--history", str(root / "history"), "--conformance", str(root / "conformance" / "*.json"),
+            "--out", str(root / "out")]
+    assert cli.main(args) == 0
+    page = (root / "out" / "index.html").read_text(encoding="utf-8")
+    assert "No previous night's results to compare with" in page
+    previous = json.loads((root / "out" / "verdict.json").read_text(encoding="utf-8"))
+    leg = next(leg for leg in previous["legs"] if "8.10.RC1" in leg["label"])
+    leg["tests"]["conformance/test_warm_start.py::test_warm_untraced"] = "passed"
+    (tmp_path / "last-night.json").write_text(json.dumps(previous), encoding="utf-8")
+    assert cli.main(args + ["--previous", str(tmp_path / "last-night.json"), "--compare", "8.1.RC1", "8.10.RC1"]) == 0
+    page = (root / "out" / "index.html").read_text(encoding="utf-8")
+    changes = page[page.index('<h2 id="changes">'):page.index('<h2 id="compare">')]
+    assert re.search(r'<b class="regressed">new failure</b>: <a href="\.\./conformance/test_warm_start\.py">'
+                     r'conformance/test_warm_start\.py::test_warm_untraced</a> <span class="note">passed → failed',
+                     changes)
+    assert "Since last night: 1 new failure" in page
+    compare = page[page.index('<h2 id="compare">'):page.index('<h2 id="summary">')]
+    assert "CANN 8.1.RC1 vs CANN 8.10.RC1" in compare and "passed → error" in compare
+    capsys.readouterr()
+    assert cli.main(args + ["--compare", "8.1.RC1", "9.9"]) == 2
+    assert "known: 8.0.RC3, 8.1.RC1, 8.10.RC1" in capsys.readouterr().err
+    assert cli.main(args + ["--previous", str(tmp_path / "nope.json")]) == 2
+    assert "--previous" in capsys.readouterr().err
 
 
 def test_long_histories_are_bounded_and_dirty_runs_flagged(nightly: Path) -> None:

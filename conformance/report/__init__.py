@@ -8,7 +8,12 @@
 - `cann`     CANN version strings in Ascend's release order (alpha, beta and B-builds before their release).
 - `legs`     the nightly's legs (implementation x SoC x CANN x torch-npu), expected and retired.
 - `verdict`  the night's verdict: suites, missing legs, staleness, the gate (pure).
-- `charts`   matplotlib figures (PNG) for the report.
-- `render`   shapes the data for `templates/` (jinja2): `reports/index.html` and `reports/README.md`.
+- `model`    what the night says, as data: series, the saving (cold → warm), one regression per slowed figure,
+             tests changed since the previous night, two CANN versions side by side (pure).
+- `units`    figures with their units: seconds, changes (pure).
+- `context`  the model shaped into rows and strings for `templates/` (jinja2).
+- `charts`   matplotlib figures (PNG) for the report, wide and narrow (phones).
+- `outputs`  `verdict.json`, `verdict-junit.xml`, the GitHub step summary.
+- `render`   writes `reports/index.html`, `reports/README.md`, the charts and the outputs, all or nothing.
 - `cli`      `python -m conformance report [--gate]`.
 """

@@ -34,11 +34,21 @@ PHASES = (
 _SAVE = {"dpi": 110, "metadata": {"Software": None}, "bbox_inches": "tight"}
 
 
-def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: str, path: str) -> str:
+def _panels(narrow: bool, height: float) -> tuple[Any, Any, Any]:
+    """Two panels: side by side (wide, for a desk), or one above the other at a phone's width, where the page shows
+    the image at about its own size, so 8-point text stays legible."""
+    if narrow:
+        fig, (first, second) = plt.subplots(2, 1, figsize=(4.6, 2 * height + 0.8))
+    else:
+        fig, (first, second) = plt.subplots(1, 2, figsize=(11, height), gridspec_kw={"width_ratios": [3, 2]})
+    return fig, first, second
+
+
+def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: str, path: str, *,
+            narrow: bool = False) -> str:
     """Cold vs warm vs baselines: stacked median phases with min/max whiskers on the TTFO, and compile-or-load."""
     shown = [(v, label) for v, label, _ in VARIANTS if summaries.get(v, {}).get("ttfo_s")]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 0.55 * max(len(shown), 2) + 1.6),
-                                      gridspec_kw={"width_ratios": [3, 2]})
+    fig, left, right = _panels(narrow, 0.55 * max(len(shown), 2) + 1.6)
     y = list(range(len(shown)))
     for phase, label, colour in PHASES:
         starts = [_stack_start(summaries[v], phase) for v, _ in shown]
@@ -50,10 +60,11 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
     left.errorbar(medians, y, xerr=[low, high], fmt="none", ecolor="black", capsize=4, linewidth=1)
     for yi, m, h in zip(y, medians, high):
         left.annotate(f"{m:.2f} s", (m + h, yi), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
-    left.set_yticks(y, [label for _, label in shown], fontsize=8)
+    left.set_yticks(y, [SHORT[v] if narrow else label for v, label in shown], fontsize=8)
     left.invert_yaxis()
-    left.set_xlabel("time to first output, s (median phases; whiskers: min/max)")
-    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=len(PHASES), frameon=False)
+    left.set_xlabel("time to first output, s (median phases; whiskers: min/max)", fontsize=8)
+    left.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3 if narrow else -0.2),
+                ncol=2 if narrow else len(PHASES), frameon=False)
     left.set_xlim(0, max(m + h for m, h in zip(medians, high)) * 1.25 if medians else 1)
 
     loads = [(v, label) for v, label in shown if summaries[v].get("compile_or_load_s", {}).get("median", 0) > 0]
@@ -68,20 +79,23 @@ def startup(summaries: Mapping[str, Mapping[str, Mapping[str, float]]], title: s
                        textcoords="offset points", va="center", fontsize=8)
     right.set_yticks([])
     right.invert_yaxis()
+    right.tick_params(axis="x", labelsize=7)
     right.set_xscale("log")
     if values:
         lowest, highest = min(s["min"] for s in values), max(s["max"] for s in values)
         right.set_xlim(lowest / 3, highest * 300)
-    right.set_xlabel("compile or load, s (log; whiskers: min/max)")
-    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
+    right.set_xlabel("compile or load, s (log; whiskers: min/max)", fontsize=8)
+    if narrow:
+        fig.subplots_adjust(hspace=0.9)
+    fig.suptitle(_wrap(title, 60 if narrow else 140), fontsize=8 if narrow else 9, y=1.0, va="bottom")
     return _save(fig, path)
 
 
-def trend(runs: Sequence[Mapping[str, Any]], title: str, path: str) -> str:
+def trend(runs: Sequence[Mapping[str, Any]], title: str, path: str, *, narrow: bool = False) -> str:
     """Per run, on a date axis: TTFO medians (min/max band) of cold, warm, eager and the hot baselines (left), and
     the warm load on its own log axis (right), where a change of tens of milliseconds is visible; gate findings
     ringed red."""
-    fig, (ax, load_ax) = plt.subplots(1, 2, figsize=(11, 3.4), gridspec_kw={"width_ratios": [3, 2]})
+    fig, ax, load_ax = _panels(narrow, 3.4 if not narrow else 2.6)
     dates = [_date(r["date"]) for r in runs]
     for variant, label, colour in VARIANTS[:5]:
         points = [(d, r["summaries"].get(variant, {}).get("ttfo_s"), r) for d, r in zip(dates, runs)]
@@ -115,15 +129,18 @@ def trend(runs: Sequence[Mapping[str, Any]], title: str, path: str) -> str:
         axis.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
         axis.tick_params(axis="both", labelsize=7)
         axis.grid(alpha=0.3)
-    fig.suptitle(_wrap(title + "  (red ring: gate finding)", 130), fontsize=9, y=1.0, va="bottom")
+    if narrow:
+        fig.subplots_adjust(hspace=0.35)
+    fig.suptitle(_wrap(title + "  (red ring: gate finding)", 60 if narrow else 130), fontsize=8 if narrow else 9,
+                 y=1.0, va="bottom")
     return _save(fig, path)
 
 
 def versions(columns: Sequence[tuple[str, Mapping[str, Mapping[str, Mapping[str, float]]]]], title: str,
-             path: str) -> str:
+             path: str, *, narrow: bool = False) -> str:
     """Versions side by side: cold, warm and eager TTFO medians with min/max whiskers (left), and the warm load on
     its own log axis (right), where a change of tens of milliseconds between CANN releases is visible."""
-    fig, (ax, load_ax) = plt.subplots(1, 2, figsize=(12, 4.0), gridspec_kw={"width_ratios": [3, 2]})
+    fig, ax, load_ax = _panels(narrow, 4.0 if not narrow else 3.2)
     labels = [_wrap(name, 17) for name, _ in columns]
     shown = list(VARIANTS[:3])
     width = 0.8 / len(shown)
@@ -154,7 +171,9 @@ def versions(columns: Sequence[tuple[str, Mapping[str, Mapping[str, Mapping[str,
         _log_seconds(load_ax, min(s["min"] for _, s in loads), max(s["max"] for _, s in loads))
     load_ax.set_xticks(range(len(columns)), labels, fontsize=7)
     load_ax.set_ylabel("warm load (compile or load), log", fontsize=8)
-    fig.suptitle(_wrap(title, 140), fontsize=9, y=1.0, va="bottom")
+    if narrow:
+        fig.subplots_adjust(hspace=0.6)
+    fig.suptitle(_wrap(title, 60 if narrow else 140), fontsize=8 if narrow else 9, y=1.0, va="bottom")
     return _save(fig, path)
 
 

@@ -2,6 +2,7 @@
 
     python -m conformance report                    # re-render from reports/history/
     python -m conformance report --gate             # also exit 1 when the night is red (BE-4)
+    python -m conformance report --compare 8.1.RC1 8.2.RC1   # also two CANN versions side by side
 
 The night is red when a suite failed, errored or XPASSed, an expected leg (SoC x CANN x torch-npu: `--expected-legs`,
 else every leg that ran before less `--retired-legs`) has no results or benchmarks from tonight, `--require-results`
@@ -54,6 +55,11 @@ def parser() -> argparse.ArgumentParser:
                    help="prefix of the links to a failing test's source (default ../, the repository beside reports/)")
     p.add_argument("--history-url", default=None,
                    help="prefix of the links to the full history files (default: --history relative to --out)")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
+                   help="also put CANN versions A and B side by side (figures and tests), e.g. 8.1.RC1 8.2.RC1")
+    p.add_argument("--previous", default=None, metavar="VERDICT_JSON",
+                   help="the previous night's verdict.json, for 'changed since last night' (default: the "
+                        "verdict.json already in --out, when there is one)")
     p.add_argument("--gate", action="store_true", help="exit 1 when the night is red")
     return p
 
@@ -96,11 +102,15 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:
             print(f"error: --since {args.since!r} is not a UTC time like 2026-03-04T17:00:00Z", file=sys.stderr)
             return 2
+    if args.previous and not os.path.isfile(args.previous):
+        print(f"error: --previous {args.previous!r} is not a file; pass the previous night's verdict.json, or leave "
+              f"--previous out to use the one in --out", file=sys.stderr)
+        return 2
     problem = check_history(args.history)
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    from conformance.report import gate, history, legs, matrix, render, verdict
+    from conformance.report import gate, history, legs, matrix, outputs, render, verdict
 
     try:
         records = history.load(args.history)
@@ -112,16 +122,23 @@ def main(argv: list[str] | None = None) -> int:
         night = verdict.Night(since=since, retired=legs.load_retired(args.retired_legs),
                               expected=legs.load_expected(args.expected_legs) if args.expected_legs else None,
                               required=tuple(args.require_results))
-    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, legs.LegsError, OSError) as exc:
+        previous = outputs.read_previous(args.previous or os.path.join(args.out, outputs.VERDICT_JSON))
+    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, legs.LegsError, outputs.PreviousError,
+            OSError) as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
     files = sorted(p.name for p in Path(args.history).glob("*.jsonl"))
     history_url = args.history_url
     if history_url is None:
         history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
-    report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
-                          accepted=accepted, night=night, source_url=args.source_url,
-                          history_url=history_url)
+    try:
+        report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
+                              accepted=accepted, night=night, source_url=args.source_url,
+                              history_url=history_url, previous=previous,
+                              compare=tuple(args.compare) if args.compare else None)
+    except ValueError as exc:
+        print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
+        return 2
     written = render.write(report, args.out)
     print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "
           f"-> {len(written)} files in {args.out}")
