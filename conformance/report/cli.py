@@ -7,7 +7,8 @@ The night is red when a suite failed, errored or XPASSed, results are missing (`
 their implementation's latest benchmark run, or the performance gate fired (see `conformance.report.gate`).
 
 Exit status: 0 rendered (and, with `--gate`, the night is green); 1 red with `--gate`; 2 a missing, empty or
-unreadable history, results or accepted-changes file: then nothing under `--out` is touched.
+unreadable history, results or accepted-changes file, or an `--out` folder holding files the report did not write
+(`conformance.report.outdir`): then nothing under `--out` is touched.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
+
+from conformance.report import outdir
 
 DEFAULT_HISTORY = os.path.join("reports", "history")
 DEFAULT_OUT = "reports"
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.alpha < 1:
         print(f"error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr)
         return 2
-    problem = check_history(args.history)
+    problem = check_history(args.history) or outdir.check(args.out)
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
@@ -88,7 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
                           accepted=accepted, required=args.require_results, source_url=args.source_url,
                           history_url=history_url)
-    written = render.write(report, args.out)
+    try:
+        with outdir.staging(args.out) as staged:
+            render.write(report, staged)
+            written = outdir.publish(staged, args.out)
+    except (outdir.OutDirError, OSError) as exc:
+        print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
+        return 2
     print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "
           f"-> {len(written)} files in {args.out}")
     for check in report.checks.checks:
