@@ -50,8 +50,7 @@ def test_json_in_a_missing_folder_is_refused(tmp_path: Path, capsys: pytest.Capt
 def test_salvage_writes_beside_the_history(tmp_path: Path) -> None:
     record = history.Record(run_id="r", date="2026-01-01T00:00:00Z", commit=None, env={}, bench={},
                             variant="eager", samples=[{"ttfo_s": 1.0}])
-    args = cli.parser().parse_args(["--history", str(tmp_path)])
-    cli.salvage([record], args, reason="test")
+    cli.salvage([record], str(tmp_path), reason="test")
     (kept,) = tmp_path.glob("bench-unsaved-*.json")
     assert [history.Record.from_dict(d) for d in json.loads(kept.read_text(encoding="utf-8"))] == [record]
     assert history.load(tmp_path) == [], "the salvage is not a history file"

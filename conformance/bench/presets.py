@@ -4,9 +4,13 @@
 overhead dominates. `gpt-small` is a small pre-LayerNorm GPT. `llama-*` are Llama-style decoders (RMSNorm, rotary
 embedding, SwiGLU, grouped-query attention) from a few MB (`llama-xs`, alias `llama`) to 7B-class (`llama-7b`, for
 nightly runs on big devices). Weights are random (seeded); nothing is downloaded.
+
+Any other model is named `package.module:factory` (see `conformance.bench.models.from_factory` for the contract).
 """
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 
@@ -48,9 +52,22 @@ METHODS = {"tiny": "prompt", "gpt-small": "forward", **{name: "forward" for name
 NAMES = tuple(METHODS) + tuple(ALIASES)
 
 
+#: `package.module:factory`: a user's own model (dotted module path, a colon, a function name)
+_FACTORY = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+
+
+def is_factory(name: str) -> bool:
+    """Whether `name` has the form `package.module:factory` (a user's own model, not a preset)."""
+    return bool(_FACTORY.match(name))
+
+
 def canonical(name: str) -> str:
-    """The model's canonical name; raises `ValueError` naming the known ones."""
+    """The model's canonical name (a preset's, or `package.module:factory` as given); raises `ValueError` naming the
+    closest preset, the known ones and the factory form."""
     name = ALIASES.get(name, name)
-    if name not in METHODS:
-        raise ValueError(f"unknown benchmark model {name!r}; known: {', '.join(NAMES)}")
-    return name
+    if name in METHODS or is_factory(name):
+        return name
+    close = difflib.get_close_matches(name, NAMES, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise ValueError(f"unknown benchmark model {name!r}; {hint}known: {', '.join(NAMES)}, or your own model as "
+                     f"package.module:factory (python -m conformance bench --help)")
