@@ -27,7 +27,7 @@ def check_arguments(args: argparse.Namespace, history: str | None) -> str | None
     if args.threads < 0:
         return f"--threads must be 0 (inherit) or more, got {args.threads}"
     if history is not None:
-        problem = _writable_folder(history)
+        problem = writable_folder(history)
         if problem:
             return f"--history {history!r}: {problem}; pass a folder (or --no-history)"
     if args.json:
@@ -39,7 +39,7 @@ def check_arguments(args: argparse.Namespace, history: str | None) -> str | None
     return None
 
 
-def _writable_folder(path: str) -> str | None:
+def writable_folder(path: str) -> str | None:
     """Why `path` cannot be (or become) a writable folder, else None."""
     if os.path.exists(path):
         if not os.path.isdir(path):
