@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Iterator, TextIO
 
@@ -185,6 +186,9 @@ def interrupts() -> Iterator[None]:
             fired.append(signum)
             raise harness.Interrupted(signum)
 
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
