@@ -41,7 +41,8 @@ LLAMA: dict[str, Preset] = {
     "llama-xs": Preset(vocab=1000, d_model=128, layers=2, heads=4, kv_heads=2, ffn=352, seq=64),
     "llama-s": Preset(vocab=8000, d_model=512, layers=8, heads=8, kv_heads=4, ffn=1408, seq=128),
     # 125M parameters, 12 layers (GPT-2 small's and SmolLM-135M's class): the smallest real language model, and the
-    # nightly's realistic one; one round of all variants takes minutes on a 2-core CPU, not hours.
+    # nightly's realistic one. On a 2-core CPU shared at load average ~10, one round of every variant took 25 min
+    # (Inductor's cold compile 7.5 min of it; the warm start 36 s against eager's 27 s); an NPU runner is far faster.
     "llama-125m": Preset(vocab=32000, d_model=768, layers=12, heads=12, kv_heads=4, ffn=2048, seq=128),
     "llama-1b": Preset(vocab=32000, d_model=2048, layers=22, heads=32, kv_heads=4, ffn=5632, seq=128,
                        dtype="bfloat16"),
