@@ -83,7 +83,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     if not top.isidentifier() or importlib.util.find_spec(top) is None:
         return (f"--impl {args.impl!r}: no such module on this Python's path; pass an installed implementation such "
                 f"as torchair_npu or torchair_ref")
-    for model in models(args):
+    for model in bench_models(args):
         try:
             presets.canonical(model)
         except ValueError as exc:
@@ -95,7 +95,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     problem = outdir.check(args.out)
     if problem:
         return problem
-    for model in filter(presets.is_factory, models(args)):
+    for model in filter(presets.is_factory, bench_models(args)):
         checked = preflight.check_target(args.impl, None, model, lambda line: print(f"nightly: {line.strip()}",
                                                                                     file=sys.stderr))
         if checked["error"]:
@@ -103,7 +103,7 @@ def check_arguments(args: argparse.Namespace) -> str | None:
     return None
 
 
-def models(args: argparse.Namespace) -> list[str]:
+def bench_models(args: argparse.Namespace) -> list[str]:
     """The night's benchmark models: `--model` (repeatable), `DEFAULT_MODELS` without it, none for `none`."""
     return [m for m in args.model or DEFAULT_MODELS if m != "none"]
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     status = _step("suite", [python, "-m", "pytest", "conformance", "--impl", args.impl,
                              "--conformance-json", args.results.rstrip("/\\") + os.sep, *pytest_args])
     problems = suite_problems(status, fresh_results(args.results, args.impl, since), args.impl)
-    for model in models(args):
+    for model in bench_models(args):
         bench = _step(f"bench {model}", [python, "-m", "conformance", "bench", "--impl", args.impl, "--model", model,
                                          "--rounds", str(args.rounds), "--history", args.history])
         if bench:

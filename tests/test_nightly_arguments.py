@@ -55,5 +55,5 @@ def test_every_argument_is_checked_first(tmp_path: Path, argv: list[str], messag
 
 def test_the_night_benchmarks_a_realistic_model_too() -> None:
     args = nightly.parser().parse_args(["--impl", "torchair_npu"])
-    assert nightly.models(args) == ["tiny", "gpt-small", "llama-125m"]
-    assert nightly.models(nightly.parser().parse_args(["--impl", "x", "--model", "none"])) == []
+    assert nightly.bench_models(args) == ["tiny", "gpt-small", "llama-125m"]
+    assert nightly.bench_models(nightly.parser().parse_args(["--impl", "x", "--model", "none"])) == []
