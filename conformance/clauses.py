@@ -12,6 +12,7 @@ implementation nor torch.
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "render_packaged",
     "tests_by_clause",
     "coverage_report",
+    "match_ids",
 ]
 
 SPEC_ENV_VAR = "TORCHAIR_SPEC"
@@ -165,3 +167,18 @@ def coverage_report(clauses: Sequence[Clause], tests: Mapping[str, Sequence[str]
     known = {c.id for c in clauses}
     unknown = sorted(cid for cid in tests if cid not in known)
     return "\n".join(lines), gaps, unknown
+
+
+def match_ids(values: Iterable[str], known: Iterable[str]) -> Tuple[List[str], List[str]]:
+    """Clause IDs as a user types them, matched case-insensitively (``cc-15`` is CC-15): the sorted unique known
+    IDs, and for each unknown value a line naming it with the closest known ID ("did you mean CC-15?")."""
+    by_upper = {cid.upper(): cid for cid in known}
+    found, unknown = set(), []
+    for value in values:
+        cid = by_upper.get(value.strip().upper())
+        if cid is not None:
+            found.add(cid)
+            continue
+        close = difflib.get_close_matches(value.strip().upper(), list(by_upper), n=1, cutoff=0.6)
+        unknown.append(value.strip() + (f" (did you mean {by_upper[close[0]]}?)" if close else ""))
+    return sorted(found), unknown

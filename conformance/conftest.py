@@ -60,10 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def parse_clause_selection(values: List[str], known: Set[str], source: str) -> List[str]:
-    """``--clause`` values (each one ID or a comma-separated list) as sorted unique IDs; an ID that SPEC does not
-    define is a usage error naming it and where the known IDs are listed."""
-    ids = sorted({part.strip() for value in values for part in value.split(",") if part.strip()})
-    unknown = [cid for cid in ids if cid not in known]
+    """``--clause`` values (each one ID or a comma-separated list, any case) as sorted unique IDs; an ID that SPEC
+    does not define is a usage error naming it, the closest known ID, and where the known IDs are listed."""
+    ids, unknown = clauses.match_ids([p for value in values for p in value.split(",") if p.strip()], known)
     if unknown:
         raise pytest.UsageError(
             f"--clause {', '.join(unknown)}: no such SPEC clause ID (the known IDs are the ones in {source}; "

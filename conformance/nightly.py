@@ -5,12 +5,15 @@
 Every step runs even when an earlier one failed (the report then shows what failed); the command exits 1 when the
 suite failed or errored, a known divergence XPASSed, the suite wrote no fresh results, a benchmark failed, or the
 report's gate found the night red (`report --gate`); 0 only when all of it is green. Arguments after `--` go to
-pytest. The suite's results go to `--results` as one file per implementation and environment (CANN, SoC).
+pytest. The suite's results go to `--results` as one file per implementation and environment (CANN, SoC). Every
+argument is checked before the suite starts (`check_arguments`); the benchmarks append to `--history`, passed to
+`bench` explicitly (the published `reports/history/` by default: the nightly is what publishes).
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import importlib.util
 import json
 import os
 import subprocess
@@ -21,12 +24,16 @@ from typing import Mapping, Sequence
 
 from conformance.report import matrix
 
+#: the night's benchmarks: the per-call overhead (tiny), a small model, and one of realistic size (125M parameters)
+DEFAULT_MODELS = ("tiny", "gpt-small", "llama-125m")
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m conformance nightly", description=__doc__.split("\n\n")[0])
     p.add_argument("--impl", required=True, help="implementation under test (torchair_npu on an Ascend runner)")
     p.add_argument("--model", action="append", default=[],
-                   help="benchmark model (repeatable; default tiny; `none`: no benchmarks this night)")
+                   help=f"benchmark model, a preset or package.module:factory (repeatable; default "
+                        f"{' '.join(DEFAULT_MODELS)}; `none`: no benchmarks this night)")
     p.add_argument("--rounds", type=int, default=5, help="benchmark rounds (default 5; fewer are not gated)")
     p.add_argument("--results", default=os.path.join("reports", "conformance"),
                    help="folder of the suite's results documents (default reports/conformance)")
@@ -78,6 +85,43 @@ def this_leg(impl: str, benchmarks: bool, environ: Mapping[str, str] | None = No
     return [leg] if benchmarks and all(leg.values()) else []
 
 
+def check_arguments(args: argparse.Namespace) -> str | None:
+    """Every argument, before the suite's hour: why one cannot be used (naming the value and the valid ones), else
+    None. A `package.module:factory` model is checked in a fresh process (`conformance.bench.preflight`)."""
+    from conformance.bench import preflight, presets
+    from conformance.report import outdir
+
+    if args.rounds < 1:
+        return f"--rounds must be at least 1, got {args.rounds}"
+    top = args.impl.split(".")[0]
+    if not top.isidentifier() or importlib.util.find_spec(top) is None:
+        return (f"--impl {args.impl!r}: no such module on this Python's path; pass an installed implementation such "
+                f"as torchair_npu or torchair_ref")
+    for model in bench_models(args):
+        try:
+            presets.canonical(model)
+        except ValueError as exc:
+            return f"--model: {exc}"
+    for flag, folder in (("--history", args.history), ("--results", args.results)):
+        problem = preflight.writable_folder(folder)
+        if problem:
+            return f"{flag} {folder!r}: {problem}; pass a folder"
+    problem = outdir.check(args.out)
+    if problem:
+        return problem
+    for model in filter(presets.is_factory, bench_models(args)):
+        checked = preflight.check_target(args.impl, None, model, lambda line: print(f"nightly: {line.strip()}",
+                                                                                    file=sys.stderr))
+        if checked["error"]:
+            return checked["error"]
+    return None
+
+
+def bench_models(args: argparse.Namespace) -> list[str]:
+    """The night's benchmark models: `--model` (repeatable), `DEFAULT_MODELS` without it, none for `none`."""
+    return [m for m in args.model or DEFAULT_MODELS if m != "none"]
+
+
 def _step(title: str, command: list[str]) -> int:
     print(f"nightly: {title}: {' '.join(command)}", file=sys.stderr, flush=True)
     started = time.monotonic()
@@ -91,16 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     pytest_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser().parse_args(argv[: argv.index("--")] if "--" in argv else argv)
-    if args.rounds < 1:
-        print(f"error: --rounds must be at least 1, got {args.rounds}", file=sys.stderr)
+    problem = check_arguments(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     python = sys.executable
     since = time.time()
     status = _step("suite", [python, "-m", "pytest", "conformance", "--impl", args.impl,
                              "--conformance-json", args.results.rstrip("/\\") + os.sep, *pytest_args])
     problems = suite_problems(status, fresh_results(args.results, args.impl, since), args.impl)
-    models = [m for m in args.model or ["tiny"] if m != "none"]
-    for model in models:
+    night = bench_models(args)
+    for model in night:
         bench = _step(f"bench {model}", [python, "-m", "conformance", "bench", "--impl", args.impl, "--model", model,
                                          "--rounds", str(args.rounds), "--history", args.history])
         if bench:
@@ -109,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="torchair-nightly-") as tmp:
         expected = os.path.join(tmp, "legs.json")
         with open(expected, "w", encoding="utf-8") as handle:
-            json.dump(this_leg(args.impl, bool(models)), handle)
+            json.dump(this_leg(args.impl, bool(night)), handle)
         report = _step("report", [python, "-m", "conformance", "report", "--gate", "--history", args.history,
                                   "--out", args.out, "--conformance", os.path.join(args.results, "*.json"),
                                   "--require-results", args.impl, "--expected-legs", expected,

@@ -1,6 +1,7 @@
 """`python -m conformance bench` checks every argument before measuring and keeps what it measured (issue 10)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from pathlib import Path
@@ -50,8 +51,7 @@ def test_json_in_a_missing_folder_is_refused(tmp_path: Path, capsys: pytest.Capt
 def test_salvage_writes_beside_the_history(tmp_path: Path) -> None:
     record = history.Record(run_id="r", date="2026-01-01T00:00:00Z", commit=None, env={}, bench={},
                             variant="eager", samples=[{"ttfo_s": 1.0}])
-    args = cli.parser().parse_args(["--history", str(tmp_path)])
-    cli.salvage([record], args, reason="test")
+    cli.salvage([record], str(tmp_path), reason="test")
     (kept,) = tmp_path.glob("bench-unsaved-*.json")
     assert [history.Record.from_dict(d) for d in json.loads(kept.read_text(encoding="utf-8"))] == [record]
     assert history.load(tmp_path) == [], "the salvage is not a history file"
@@ -67,3 +67,32 @@ def test_a_failing_worker_keeps_the_samples_measured_before_it(tmp_path: Path) -
     partial = caught.value.result
     assert partial is not None and len(partial.samples["eager"]) == 1
     assert partial.load_avg["end"] and partial.load_avg["cpus"]
+
+
+@pytest.mark.parametrize("device, message", [
+    ("npu", "error: --device npu: `import torch_npu` failed (ModuleNotFoundError"),
+    ("cuda", "error: --device cuda: torch "),
+])
+def test_a_device_that_is_not_there_is_refused_before_measuring(device: str, message: str, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    import torch
+
+    if importlib.util.find_spec("torch_npu") is not None or torch.cuda.is_available():
+        pytest.skip("this host has torch_npu or a CUDA device: the refusal is for hosts without them")
+    status, _ = run_cli("--device", device, "--history", str(tmp_path), "--rounds", "1")
+    err = capsys.readouterr().err
+    assert status == 2 and message in err, err
+    assert "round 1" not in err and "Traceback" not in err and not list(tmp_path.iterdir()), err
+
+
+def test_the_published_history_only_when_asked() -> None:
+    def folder(*argv: str) -> str | None:
+        return cli.history_folder(cli.parser().parse_args(list(argv)))
+
+    assert folder() == "bench-history" == cli.LOCAL_HISTORY
+    assert folder("--publish") == cli.PUBLISHED_HISTORY == str(Path("reports", "history"))
+    assert folder("--history", "reports/history") == "reports/history"
+    assert folder("--no-history") is None
+    for conflict in (["--publish", "--no-history"], ["--publish", "--history", "x"]):
+        with pytest.raises(SystemExit):
+            cli.parser().parse_args(conflict)

@@ -76,7 +76,10 @@ def test_direct_graph_matches_and_overhead_is_timed() -> None:
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--model", "gpt-huge"], "invalid choice"),
+    (["--model", "gpt-smal"], "unknown benchmark model 'gpt-smal'; did you mean gpt-small?"),
+    (["--model", "gpt-huge"], "unknown benchmark model 'gpt-huge'; known: tiny, gpt-small"),
+    (["--device", "nup"], "invalid choice: 'nup'"),
+    (["--publish", "--history", "x"], "not allowed with argument --publish"),
     (["--rounds", "0"], "rounds must be at least 1"),
     (["--baselines", "eager,tensorrt"], "unknown baselines"),
 ])

@@ -57,3 +57,24 @@ def test_weights_and_inputs_are_seeded() -> None:
     assert torch.equal(a.module.blocks[0].wq.weight, b.module.blocks[0].wq.weight)
     assert torch.equal(a.args[0], b.args[0])
     assert torch.isfinite(a.module.cos).all() and a.module.cos[0].eq(1).all()
+
+
+def test_building_and_running_a_preset_imports_no_dynamo() -> None:
+    """A benchmark process that imported Dynamo looks traced (CC-14): building the models must not import it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\nfrom conformance.bench import models\nfor name in ('tiny', 'gpt-small', 'llama'):\n"
+            "    built = models.build(name)\n    with torch.no_grad():\n        built.bound()(*built.args)\n"
+            "print(sorted(m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr[-2000:]
+
+
+def test_a_bfloat16_preset_is_allocated_in_bfloat16() -> None:
+    p = presets.Preset(vocab=100, d_model=32, layers=1, heads=4, kv_heads=2, ffn=64, seq=8, dtype="bfloat16")
+    module = models._llama(p, "cpu")
+    assert {t.dtype for t in module.parameters()} == {torch.bfloat16} and module.cos.dtype == torch.float32
+    assert torch.get_default_dtype() == torch.float32
+    with torch.no_grad():
+        assert module(torch.zeros(1, 8, dtype=torch.int64)).dtype == torch.bfloat16

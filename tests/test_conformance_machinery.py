@@ -171,7 +171,7 @@ def test_header_json_and_known_divergences(tmp_path):
 
 
 def test_clause_option_selects_the_tests_of_those_clauses(tmp_path):
-    proc, document = _run_suite(tmp_path, "--clause", "IMPL-3", "--clause=IMPL-1,IMPL-3", cwd=tmp_path)
+    proc, document = _run_suite(tmp_path, "--clause", "impl-3", "--clause=IMPL-1,Impl-3", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     marked = clauses.tests_by_clause(ROOT / "conformance")
@@ -186,4 +186,16 @@ def test_unknown_clause_is_a_usage_error_naming_it(tmp_path):
     proc, _ = _run_suite(tmp_path, "--clause", "IMPL-1,XX-99", cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, out[-3000:]
-    assert "--clause XX-99: no such SPEC clause ID" in out, out[-3000:]
+    assert "--clause XX-99" in out and "no such SPEC clause ID" in out, out[-3000:]
+
+
+def test_clause_ids_match_in_any_case_and_unknown_ones_get_the_closest():
+    known = {"CC-15", "CC-16", "IMPL-1"}
+    assert clauses.match_ids(["cc-15", " CC-15", "impl-1"], known) == (["CC-15", "IMPL-1"], [])
+    assert clauses.match_ids(["cc15", "CC_16", "zz-zzz"], known) == (
+        [], ["cc15 (did you mean CC-15?)", "CC_16 (did you mean CC-16?)", "zz-zzz"])
+    from conformance.conftest import parse_clause_selection
+
+    assert parse_clause_selection(["cc-16,cc-15"], known, "SPEC.md") == ["CC-15", "CC-16"]
+    with pytest.raises(pytest.UsageError, match=r"--clause cc15 \(did you mean CC-15\?\): no such SPEC clause ID"):
+        parse_clause_selection(["cc15"], known, "SPEC.md")

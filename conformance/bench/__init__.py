@@ -2,14 +2,16 @@
 
 - `presets`     the benchmark models by name, as plain data (no torch import: the CLI lists them cheaply).
 - `models`      the models themselves: `tiny` (the zoo's seed, `conformance.models`), `gpt-small`, `llama-*` presets;
-                random weights.
+                random weights; or the user's own, `package.module:factory` (`models.from_factory`: the contract).
 - `worker`      one measured fresh process (`python -m conformance.bench.worker`, `conformance.process`'s protocol):
                 phases, artifact bytes, traced; it imports the implementation by `conformance.impl`'s rule.
 - `harness`     N rounds of cold and warm runs plus the baselines, each in a fresh process; medians, min/max.
 - `overhead`    per-call overhead of the cached callable against calling the compiled graph directly.
 - `environment` the environment key of every record (BE-3): versions, CANN, device, SoC, host, commit.
-- `cli`         `python -m conformance bench` (`tox -e bench` runs it too: one worker, one record format); `--impl`
-                is the suite's switch (`conformance.impl`), checked in a fresh process before the first measurement.
+- `preflight`   every argument checked before the first measurement: paths, and in one fresh process the
+                implementation (`--impl`, the suite's switch, `conformance.impl`), the device and a factory model.
+- `cli`         `python -m conformance bench` (`tox -e bench` runs it too: one worker, one record format); a local
+                history unless `--publish`; SIGINT/SIGTERM keep what was measured.
 
 Nothing here imports torch at import time: the worker's own timing starts before `import torch`.
 """

@@ -2,25 +2,34 @@
 
     python -m conformance bench --impl torchair_ref --model gpt-small --rounds 5
     python -m conformance bench --model tiny --run-eagerly --rounds 1 --baselines eager --no-history
+    python -m conformance bench --model mypackage.models:make_model     # your own model (see models.from_factory)
 
 Prints medians with [min-max] per variant and phase, the ratios against the baselines (with the reference's
-targets), the per-call overhead, and appends the run to the history (`reports/history/`, see
-`conformance.report.history`).
+targets), the per-call overhead, and appends the run to a history (see `conformance.report.history`): a local one,
+`bench-history/`, unless `--publish` (the published `reports/history/`) or `--history PATH` says otherwise. Every
+argument is checked before the first measurement (`preflight`). Ctrl-C (SIGINT) or SIGTERM stops the workers, removes
+the scratch folders and keeps what was measured in `bench-unsaved-<time>-<pid>.json`.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
-from conformance import impl, process
-from conformance.bench import presets
+from conformance import impl
+from conformance.bench import preflight, presets
 
-DEFAULT_HISTORY = os.path.join("reports", "history")
+#: the history a run appends to unless told otherwise: local, never the published one
+LOCAL_HISTORY = "bench-history"
+#: the published history, which the report renders (`--publish`)
+PUBLISHED_HISTORY = os.path.join("reports", "history")
 
 #: (column title, metric, unit) of the printed table
 COLUMNS = (
@@ -38,7 +47,10 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m conformance bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--impl", default=None,
                    help=f"implementation module (IMPL-1; default ${impl.ENV_VAR}, else {impl.DEFAULT_IMPL})")
-    p.add_argument("--model", default="tiny", choices=presets.NAMES, help="benchmark model (default tiny)")
+    p.add_argument("--model", default="tiny",
+                   help=f"benchmark model: a preset ({', '.join(presets.NAMES)}; default tiny; --list-models), or your "
+                        f"own as package.module:factory, a function returning (module, method, args[, kwargs]) "
+                        f"(contract: conformance.bench.models.from_factory)")
     p.add_argument("--mode", default="max-autotune", choices=("max-autotune", "reduce-overhead"))
     dyn = p.add_mutually_exclusive_group()
     dyn.add_argument("--dynamic", dest="dynamic", action="store_true", default=True, help="dynamic=True (default)")
@@ -49,7 +61,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--ge-cache", action=argparse.BooleanOptionalAction, default=None,
                    help="cache_compile(..., ge_cache=...): keep compiled kernels in the cache folder (default: on in "
                         "max-autotune, off in reduce-overhead, where it has no effect)")
-    p.add_argument("--device", default=None,
+    p.add_argument("--device", default=None, choices=preflight.DEVICES,
                    help="device of the model and inputs (default: the device the implementation declares, IMPL-2)")
     p.add_argument("--threads", type=int, default=1,
                    help="OMP_NUM_THREADS of every worker (default 1: stable figures on a shared host; 0 = inherit)")
@@ -57,17 +69,29 @@ def parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of eager,inductor,aot, or none (default all)")
     p.add_argument("--overhead", action=argparse.BooleanOptionalAction, default=None,
                    help="measure per-call overhead after the rounds (default: on for tiny)")
-    p.add_argument("--history", default=DEFAULT_HISTORY, help=f"history folder (default {DEFAULT_HISTORY})")
-    p.add_argument("--no-history", action="store_true", help="do not append to the history")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--publish", action="store_true",
+                       help=f"append to the published history, {PUBLISHED_HISTORY} (what the nightly does)")
+    where.add_argument("--history", default=None,
+                       help=f"history folder to append to (default {LOCAL_HISTORY}, a local one)")
+    where.add_argument("--no-history", action="store_true", help="do not append to any history")
     p.add_argument("--json", metavar="PATH", help="also write this run's records to PATH as a JSON list")
     p.add_argument("--list-models", action="store_true", help="list the benchmark models and exit")
     return p
 
 
+def history_folder(args: argparse.Namespace) -> str | None:
+    """The history this run appends to: the published one only when asked (`--publish`, or `--history` naming it)."""
+    if args.no_history:
+        return None
+    if args.publish:
+        return PUBLISHED_HISTORY
+    return args.history or LOCAL_HISTORY
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `python -m conformance bench`; returns the exit status."""
     from conformance.bench import environment, harness
-    from conformance.report import history
 
     args = parser().parse_args(argv)
     if args.list_models:
@@ -84,39 +108,93 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    history = history_folder(args)
+    problem = preflight.check_arguments(args, history)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     clock = Clock()
-    problem = check_arguments(args)
-    checked = {"error": problem} if problem else check_impl(options.impl, clock)
+    commit = environment.project_commit()  # the code measured is the code at the start
+    measured: list[Any] = []  # the run's records, once the rounds are done
+    with interrupts():
+        try:
+            return _run(args, options, history, clock, commit, measured)
+        except harness.Interrupted as exc:
+            name = signal.Signals(exc.signum).name
+            partial = exc.result
+            records = measured or (harness.records(partial, commit=commit) if partial and partial.samples else [])
+            if records:
+                salvage(records, history, reason=f"{name} stopped the run")
+            else:
+                print(f"bench: {name} before anything was measured; nothing to keep", file=sys.stderr)
+            return 128 + exc.signum
+
+
+def _run(args: argparse.Namespace, options: Any, history_dir: str | None, clock: "Clock", commit: str | None,
+         measured: list[Any]) -> int:
+    """The checks in a fresh process, the rounds, the printed table, the history append."""
+    from conformance.bench import harness
+    from conformance.report import history
+
+    checked = preflight.check_target(options.impl, args.device, options.model, clock.progress)
     if checked["error"]:
         print(f"error: {checked['error']}", file=sys.stderr)
         return 2
-    if args.device is None:
-        options.device = checked["device"]
+    options.device, options.method = checked["device"], checked["method"]
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
-          f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
+          f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(options.baselines) or 'none'}",
           file=sys.stderr)
-    commit = environment.project_commit()  # the code measured is the code at the start
     try:
         result = harness.run(options, progress=clock.progress)
     except harness.BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         if exc.result is not None and exc.result.samples:
-            salvage(harness.records(exc.result, commit=commit), args, reason="a worker failed")
+            salvage(harness.records(exc.result, commit=commit), history_dir, reason="a worker failed")
         return 1
-    records = harness.records(result, commit=commit)
+    measured.extend(harness.records(result, commit=commit))
     print_result(result, sys.stdout)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump([json.loads(r.to_json()) for r in records], handle, indent=1)
-    if not args.no_history:
-        try:
-            for path in history.append(args.history, records):
-                clock.progress(f"history: appended to {path}")
-        except OSError as exc:
-            print(f"error: could not append to the history {args.history}: {exc}", file=sys.stderr)
-            salvage(records, args, reason="the history append failed")
-            return 1
+            json.dump([json.loads(r.to_json()) for r in measured], handle, indent=1)
+    if history_dir is None:
+        return 0
+    try:
+        for path in history.append(history_dir, measured):
+            clock.progress(f"history: appended to {path}")
+    except OSError as exc:
+        print(f"error: could not append to the history {history_dir}: {exc}", file=sys.stderr)
+        salvage(measured, history_dir, reason="the history append failed")
+        return 1
+    if os.path.abspath(history_dir) != os.path.abspath(PUBLISHED_HISTORY):
+        clock.progress(f"history: {history_dir} is not the published {PUBLISHED_HISTORY} (that takes a run only with "
+                       f"--publish); render it: python -m conformance report --history {history_dir} --out "
+                       f"bench-report")
     return 0
+
+
+@contextlib.contextmanager
+def interrupts() -> Iterator[None]:
+    """SIGINT (Ctrl-C) and SIGTERM (a cancelled job) raise `harness.Interrupted` once, wherever the run waits, so
+    that the worker is killed, the scratch folders are removed and the measurements kept; a second signal during
+    that cleanup is ignored rather than let it lose them."""
+    from conformance.bench import harness
+
+    fired: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if not fired:
+            fired.append(signum)
+            raise harness.Interrupted(signum)
+
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 class Clock:
@@ -129,56 +207,10 @@ class Clock:
         print(f"  [{time.monotonic() - self.start:7.1f} s] {line}", file=sys.stderr, flush=True)
 
 
-def check_arguments(args: argparse.Namespace) -> str | None:
-    """Every path argument, before the first measurement: why it cannot be used, else None."""
-    if args.threads < 0:
-        return f"--threads must be 0 (inherit) or more, got {args.threads}"
-    if not args.no_history:
-        problem = _writable_folder(args.history)
-        if problem:
-            return f"--history {args.history!r}: {problem}; pass a folder (or --no-history)"
-    if args.json:
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if os.path.isdir(args.json):
-            return f"--json {args.json!r} is a folder; pass a file path"
-        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            return f"--json {args.json!r}: its folder {folder} does not exist or is not writable"
-    return None
-
-
-def _writable_folder(path: str) -> str | None:
-    """Why `path` cannot be (or become) a writable folder, else None."""
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            return "is a file, not a folder"
-        return None if os.access(path, os.W_OK | os.X_OK) else "is not writable"
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        return f"{parent} is a file, so the folder cannot be created"
-    return None if os.access(parent, os.W_OK | os.X_OK) else f"cannot be created ({parent} is not writable)"
-
-
-def check_impl(name: str, clock: Clock) -> dict[str, Any]:
-    """IMPL-1: resolve the implementation in a fresh process, as the workers will, before any measurement:
-    ``{"device": its declared device, "error": None}``, or an ``error`` that names the value and the fix."""
-    clock.progress(f"checking that {name} imports and has the IMPL-1 surface ...")
-    try:
-        checked = process.run("conformance.workers.resolve", {"impl": name}, env=process.child_env()).result
-    except process.ProcessError as exc:
-        return {"error": f"--impl {name!r}: resolving it crashed its process; pass an importable implementation "
-                         f"module such as {impl.DEFAULT_IMPL} or torchair_npu, installed in this environment\n{exc}"}
-    if checked["error"]:
-        return {"error": f"--impl {name!r}: {checked['error']}"}
-    clock.progress(f"{name} imports (device {checked['device']})")
-    return checked
-
-
-def salvage(records: list[Any], args: argparse.Namespace, *, reason: str) -> None:
+def salvage(records: list[Any], history: str | None, *, reason: str) -> None:
     """Keep measurements that could not go to the history: a JSON list beside it (or in the working folder)."""
     name = f"bench-unsaved-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}.json"
-    for folder in (args.history if os.path.isdir(args.history) else None, os.getcwd(), tempfile.gettempdir()):
+    for folder in (history if history and os.path.isdir(history) else None, os.getcwd(), tempfile.gettempdir()):
         if folder is None:
             continue
         path = os.path.join(folder, name)
@@ -201,7 +233,7 @@ def print_result(result: Any, out: TextIO) -> None:
     out.write(f"{env.get('impl')} {env.get('impl_version')} | torch {env.get('torch')} | torch_npu "
               f"{env.get('torch_npu')} | CANN {env.get('cann')} | {env.get('device')} ({env.get('soc')}) | "
               f"threads {env.get('threads')}\n")
-    out.write(f"{opts.model}.{presets.METHODS[opts.model]} | {opts.mode} | "
+    out.write(f"{opts.model}.{opts.method} | {opts.mode} | "
               f"{'dynamic' if opts.dynamic else 'static'} | graph compiler {opts.compiler} | ge_cache {opts.ge_cache}"
               f" | {opts.rounds} rounds | {result.started} .. {result.finished}\n"
               f"host load average (1/5/15 min): {result.load_avg.get('start')} at the start, "
@@ -267,6 +299,8 @@ def list_models(out: TextIO) -> None:
                   f" {p.heads} heads ({p.kv_heads or p.heads} kv), ffn {p.ffn}, input (1, {p.seq})\n")
     for alias, name in presets.ALIASES.items():
         out.write(f"{alias:<10} = {name}\n")
+    out.write("package.module:factory  your own model: factory() returns (module, method, args[, kwargs]); the "
+              "contract is in conformance.bench.models.from_factory\n")
 
 
 if __name__ == "__main__":

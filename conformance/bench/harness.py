@@ -46,6 +46,18 @@ class BenchError(RuntimeError):
     result: "Result | None" = None
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (the CLI's handler raises it): like KeyboardInterrupt, no `except Exception` stops
+    it; `run` kills the running worker on the way out, removes its scratch folder and sets `result` to what was
+    measured before it."""
+
+    result: "Result | None" = None
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
 @dataclass
 class Options:
     """What to measure; the CLI's flags map one to one."""
@@ -62,11 +74,16 @@ class Options:
     baselines: tuple[str, ...] = BASELINES
     overhead: bool | None = None
     timeout_s: float = 1800.0
+    #: the method that is cached and timed: a preset's, or what a `package.module:factory` returns (the CLI's
+    #: preflight reads it)
+    method: str | None = None
     steady: dict[str, Any] = field(default_factory=dict)
     overhead_timing: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.model = presets.canonical(self.model)
+        if self.method is None and not presets.is_factory(self.model):
+            self.method = presets.METHODS[self.model]
         if self.mode not in ("max-autotune", "reduce-overhead"):
             raise ValueError(f"mode must be max-autotune or reduce-overhead, got {self.mode!r}")
         if self.rounds < 1:
@@ -91,7 +108,7 @@ class Options:
 
     def bench_key(self) -> dict[str, Any]:
         """What was measured, beside the environment: part of every record's key."""
-        return {"model": self.model, "method": presets.METHODS[self.model], "mode": self.mode,
+        return {"model": self.model, "method": self.method, "mode": self.mode,
                 "dynamic": self.dynamic, "compiler": self.compiler, "ge_cache": self.ge_cache,
                 "rounds": self.rounds}
 
@@ -124,8 +141,8 @@ def run(options: Options, *, progress: Callable[[str], None] | None = None,
     root = tempfile.mkdtemp(prefix="torchair-bench-", dir=workdir)
     try:
         _run_in(root, options, result, progress)
-    except BenchError as exc:
-        # What was measured before the failure is kept: the caller writes it out.
+    except (BenchError, Interrupted) as exc:
+        # What was measured before the failure or the signal is kept: the caller writes it out.
         exc.result = result
         raise
     finally:

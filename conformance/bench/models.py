@@ -1,8 +1,10 @@
 """The benchmark models (see `presets`): built with seeded random weights, in eval mode, with their inputs.
 
-`tiny` is the model zoo's seed example (`conformance.models.SeedModel`); the decoders are the benchmark's own."""
+`tiny` is the model zoo's seed example (`conformance.models.SeedModel`); the decoders are the benchmark's own; any
+other model comes from the user's `package.module:factory` (`from_factory`)."""
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -127,9 +129,19 @@ class Llama(nn.Module):
         return self.head(self.norm(x))
 
 
-def _random_weights(module: nn.Module, dtype: torch.dtype, device: str) -> nn.Module:
-    """Seeded random weights without PyTorch's slow per-layer init: built on `meta`, then filled in place."""
-    module = module.to_empty(device=device).to(dtype)
+def _llama(p: presets.Preset, device: str) -> nn.Module:
+    """A Llama preset with seeded random weights, allocated in its dtype on the CPU (never float32 first: llama-7b is
+    14 GB in bfloat16), filled in place, then moved to `device`.
+
+    Not built on the `meta` device: initialising meta tensors runs PyTorch's Python reference kernels, which import
+    Dynamo, and a benchmark process that imported Dynamo looks as if it traced (CC-14), its eager baseline included.
+    """
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, p.dtype))
+    try:
+        module = Llama(p)
+    finally:
+        torch.set_default_dtype(previous)
     with torch.no_grad():
         for name, param in module.named_parameters():
             if name.endswith("bias"):
@@ -138,7 +150,7 @@ def _random_weights(module: nn.Module, dtype: torch.dtype, device: str) -> nn.Mo
                 param.fill_(1.0)
             else:
                 param.normal_(0.0, 1.0 / math.sqrt(param.shape[-1]))
-    return module
+    return module.to(device)
 
 
 @dataclass
@@ -157,6 +169,8 @@ class Built:
 def build(name: str, *, device: str = "cpu", seed: int = 0) -> Built:
     """The model `name` (see `presets`) with seeded weights, in eval mode, and its inputs on `device`."""
     name = presets.canonical(name)
+    if presets.is_factory(name):
+        return from_factory(name, device=device, seed=seed)
     torch.manual_seed(seed)
     generator = torch.Generator().manual_seed(seed + 1)
     if name == "tiny":
@@ -167,12 +181,7 @@ def build(name: str, *, device: str = "cpu", seed: int = 0) -> Built:
     if name == "gpt-small":
         module = Gpt(p).to(device).eval()
     else:
-        with torch.device("meta"):
-            module = Llama(p)
-        module = _random_weights(module, getattr(torch, p.dtype), device).eval()
-        # `to_empty` left the rotary buffers uninitialised (and `to(dtype)` cast them): compute them again.
-        cos, sin = rotary_tables(p)
-        module.cos, module.sin = cos.to(device), sin.to(device)
+        module = _llama(p, device).eval()
     idx = torch.randint(0, p.vocab, (1, p.seq), generator=generator).to(device)
     return Built(module, "forward", (idx,), {})
 
@@ -184,3 +193,73 @@ def rotary_tables(p: presets.Preset) -> tuple[torch.Tensor, torch.Tensor]:
     angles = torch.outer(torch.arange(p.seq, dtype=torch.float32), inv_freq)
     angles = torch.cat((angles, angles), dim=-1)
     return angles.cos(), angles.sin()
+
+
+class ModelError(ValueError):
+    """`--model package.module:factory` breaks the contract of `from_factory`; the message says how."""
+
+
+def from_factory(target: str, *, device: str = "cpu", seed: int = 0) -> Built:
+    """`--model package.module:factory`: benchmark your own model (BE-1 measures it like a preset).
+
+    The contract:
+
+    - `package.module` is importable in the benchmark's processes (installed, or on `PYTHONPATH`; the working
+      folder counts) and `factory` is a function in it, called with no arguments, after `torch.manual_seed(seed)`,
+      once in every fresh process the benchmark starts (its time is part of the `build` phase).
+    - It returns a tuple `(module, method, args)` or `(module, method, args, kwargs)`: `module` a
+      `torch.nn.Module` (built on the CPU: the benchmark moves it to the device and calls `.eval()`); `method` the
+      name of the method to cache and time (`"forward"`, or e.g. `"prompt"`: `cache_compile` takes a bound method,
+      CC-2); `args` a tuple or list of the call's positional arguments and `kwargs` a dict of its keyword
+      arguments (tensors in them, also inside lists, tuples and dicts, are moved to the device).
+    - It is deterministic: the same weights and inputs in every process (seed torch's generators, read no clock),
+      since a warm run's output must equal its cold run's bit for bit (CC-14).
+
+    Raises `ModelError` naming the target and what is wrong.
+    """
+    module_name, _, function_name = target.partition(":")
+    try:
+        owner = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - ImportError, or whatever the user's module raises at import
+        raise ModelError(f"--model {target}: cannot import {module_name!r}: {exc!r}; the module must be installed or "
+                         f"on PYTHONPATH (the working folder counts)") from exc
+    factory = getattr(owner, function_name, None)
+    if not callable(factory):
+        raise ModelError(f"--model {target}: {module_name} has no function {function_name!r}"
+                         + (f" (it is a {type(factory).__name__})" if factory is not None else ""))
+    torch.manual_seed(seed)
+    try:
+        made = factory()
+    except Exception as exc:  # noqa: BLE001 - the user's code: its error, named
+        raise ModelError(f"--model {target}: {function_name}() raised {exc!r}") from exc
+    if not isinstance(made, tuple) or len(made) not in (3, 4):
+        raise ModelError(f"--model {target}: {function_name}() must return (module, method, args) or (module, method, "
+                         f"args, kwargs), got {_describe(made)}")
+    module, method, args, kwargs = made if len(made) == 4 else (*made, {})
+    if not isinstance(module, nn.Module):
+        raise ModelError(f"--model {target}: the module it returns must be a torch.nn.Module, got {_describe(module)}")
+    if not isinstance(method, str) or not callable(getattr(module, method, None)):
+        raise ModelError(f"--model {target}: the method it returns must name a method of {type(module).__name__} "
+                         f"(e.g. 'forward'), got {method!r}")
+    if not isinstance(args, (tuple, list)) or not isinstance(kwargs, dict):
+        raise ModelError(f"--model {target}: the inputs it returns must be a tuple or list of positional arguments "
+                         f"(and a dict of keyword arguments), got {_describe(args)} and {_describe(kwargs)}")
+    return Built(module.to(device).eval(), method, tuple(_to(a, device) for a in args),
+                 {k: _to(v, device) for k, v in kwargs.items()})
+
+
+def _to(value: Any, device: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple takes its fields one by one
+        return type(value)(*(_to(v, device) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _to(v, device) for k, v in value.items()}
+    return value
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:60] + '...' if len(text) > 60 else text}"

@@ -10,8 +10,9 @@ names an implementation without results from tonight, results are older than the
 run, or the performance gate fired (see `conformance.report.gate`, `conformance.report.verdict`).
 
 Exit status: 0 rendered (and, with `--gate`, the night is green); 1 red with `--gate`; 2 a missing, empty or
-unreadable history, results, accepted-changes or legs file, or a `--conformance` glob that matches no file: then
-nothing under `--out` is touched.
+unreadable history, results, accepted-changes or legs file, a `--conformance` glob that matches no file, or an
+`--out` folder holding files the report did not write (`conformance.report.outdir`): then nothing under `--out` is
+touched.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+
+from conformance.report import outdir
 
 DEFAULT_HISTORY = os.path.join("reports", "history")
 DEFAULT_OUT = "reports"
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --previous {args.previous!r} is not a file; pass the previous night's verdict.json, or leave "
               f"--previous out to use the one in --out", file=sys.stderr)
         return 2
-    problem = check_history(args.history)
+    problem = check_history(args.history) or outdir.check(args.out)
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
@@ -139,7 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    written = render.write(report, args.out)
+    try:
+        with outdir.staging(args.out) as staged:
+            render.write(report, staged)
+            written = outdir.publish(staged, args.out)
+    except (outdir.OutDirError, OSError) as exc:
+        print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
+        return 2
     print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "
           f"-> {len(written)} files in {args.out}")
     for check in report.checks.checks:

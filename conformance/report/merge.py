@@ -36,8 +36,12 @@ def plan(sources: list[Path], into: Path) -> dict[str, list[str]]:
 
 
 def _read(path: Path) -> list[history.Record]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise history.HistoryError(f"{path}: cannot be read: {exc}") from exc
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 out.append(history.Record.from_dict(json.loads(line)))
@@ -53,18 +57,33 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     missing = [str(s) for s in args.sources if not s.is_dir()]
     if missing:
-        print(f"error: not history folders: {', '.join(missing)}", file=sys.stderr)
+        print(f"error: not history folders (missing, or not a folder): {', '.join(missing)}; nothing was merged",
+              file=sys.stderr)
+        return 2
+    if args.into.exists() and not args.into.is_dir():
+        print(f"error: --into {args.into} is a file, not a history folder; pass the folder of *.jsonl files to "
+              f"append to (created if absent); nothing was merged", file=sys.stderr)
         return 2
     try:
         todo = plan(args.sources, args.into)
     except history.HistoryError as exc:
         print(f"error: {exc}; nothing was merged", file=sys.stderr)
         return 2
-    args.into.mkdir(parents=True, exist_ok=True)
+    if not todo:
+        print(f"merge-history: nothing to add: {args.into} holds every record of "
+              f"{', '.join(map(str, args.sources))} already")
+        return 0
     for name, lines in todo.items():
-        with open(args.into / name, "a", encoding="utf-8") as handle:
-            handle.write("".join(line + "\n" for line in lines))
-        print(f"merge-history: {len(lines)} record(s) appended to {args.into / name}")
+        target = args.into / name
+        try:
+            args.into.mkdir(parents=True, exist_ok=True)
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write("".join(line + "\n" for line in lines))
+        except OSError as exc:
+            print(f"error: cannot append to {target}: {exc.strerror or exc}; the files named above were merged, "
+                  f"the rest were not", file=sys.stderr)
+            return 1
+        print(f"merge-history: {len(lines)} record(s) appended to {target}")
     return 0
 
 
