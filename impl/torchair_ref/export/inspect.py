@@ -197,7 +197,7 @@ def render_text(s: Summary) -> str:
     external = [w for w in s.weights if w.kind == "FileConstant"]
     inline_bytes = sum(w.nbytes or 0 for w in inline)
     lines.append(
-        f"weights: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
+        f"constants: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
     )
     for w in external:
         lines.append(f"  {w.name}  {w.dtype} {w.shape}  {_describe_file(w)}")
