@@ -43,7 +43,8 @@ def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
     dtype, shape = out(node)
     if isinstance(x, Value) and not isinstance(y, Value) and x.dtype in _HALF:
         return b.cast(b.one("Muls", [("x", x)], x.dtype, shape, {"value": float(y)}), dtype)
-    compute = torch.uint8 if isinstance(x, Value) and isinstance(y, Value) and x.dtype == y.dtype == torch.bool else dtype
+    both_bool = isinstance(x, Value) and isinstance(y, Value) and x.dtype == y.dtype == torch.bool
+    compute = torch.uint8 if both_bool else dtype
     product = b.one("Mul", [("x1", b.promote(x, compute)), ("x2", b.promote(y, compute))], compute, shape)
     return b.cast(product, dtype)
 

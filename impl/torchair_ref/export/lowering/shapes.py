@@ -2,8 +2,9 @@
 
 Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (``view.py``, ``_unsafe_view.py``,
 ``t.py``, ``transpose.py``, ``unsqueeze.py``, ``expand.py``, ``slice.py``, ``split.py``, ``cat.py``,
-``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``). Shape and index operands are int64 (GE's
-index type; ``split``'s axis is int32 as upstream writes it); a list that holds a symbolic size is a ``Pack``.
+``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``). Shape and index operands are
+int64 (GE's index type; ``split``'s axis is int32 as upstream writes it); a list that holds a symbolic size is a
+``Pack``.
 """
 
 from __future__ import annotations
