@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["GeExecutorError", "GraphCheckError", "UnsupportedOpError", "UnsupportedDtypeError"]
+__all__ = ["GeExecutorError", "GraphCheckError", "UnsupportedOpError", "UnsupportedDtypeError", "unsupported_dtype",
+           "unsupported_op"]
 
 
 class GeExecutorError(RuntimeError):
@@ -14,19 +15,21 @@ class GraphCheckError(GeExecutorError, ValueError):
 
 
 class UnsupportedOpError(GeExecutorError):
-    """An op type without a CPU kernel: only CANN/GE can run it, so no output is invented."""
-
-    def __init__(self, op_type: str, op_name: str = "") -> None:
-        where = f" (op {op_name!r})" if op_name else ""
-        super().__init__(f"needs CANN/GE: no CPU kernel for op {op_type}{where}")
-        self.op_type = op_type
+    """An op type without a CPU kernel: only CANN/GE can run it, so no output is invented. One message argument, so
+    that callers that re-raise ``type(exc)(message)`` (upstream's ``pretty_error_msg``) keep it intact."""
 
 
 class UnsupportedDtypeError(GeExecutorError, TypeError):
     """A dtype the op's registration does not accept: an NPU would reject the graph, so it is rejected here too."""
 
-    def __init__(self, op_type: str, op_name: str, dtype: str, allowed: object, source: str) -> None:
-        super().__init__(
-            f"op {op_type} ({op_name!r}) does not accept dtype {dtype}; it accepts {sorted(allowed)} "
-            f"(per {source})")
-        self.op_type, self.dtype = op_type, dtype
+
+def unsupported_op(op_type: str, op_name: str = "") -> UnsupportedOpError:
+    """The error for an op type without a kernel, in the words the project uses for everything that needs GE."""
+    where = f" (op {op_name!r})" if op_name else ""
+    return UnsupportedOpError(f"needs CANN/GE: no CPU kernel for op {op_type}{where}")
+
+
+def unsupported_dtype(op_type: str, op_name: str, dtype: str, allowed: object, source: str) -> UnsupportedDtypeError:
+    """The error for a dtype outside the op's registration, naming op, dtype, the accepted set and its source."""
+    return UnsupportedDtypeError(f"op {op_type} ({op_name!r}) does not accept dtype {dtype}; it accepts "
+                                 f"{sorted(allowed)} (per {source})")

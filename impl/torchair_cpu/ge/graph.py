@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from torchair_cpu.ge.errors import GeExecutorError, GraphCheckError, UnsupportedOpError
+from torchair_cpu.ge.errors import GeExecutorError, GraphCheckError, unsupported_op
 from torchair_cpu.ge.registry import KERNELS, OpView, ge_name
 from torchair_ref.export import ge_ir
 
@@ -103,6 +103,10 @@ def _data(view: OpView, tensor: torch.Tensor) -> torch.Tensor:
     dims = list(desc.shape.dim)
     if dims == [-2]:  # GE's unknown rank
         return tensor
+    if not dims and tensor.shape == (1,):
+        # upstream feeds a Python scalar as a 1-element tensor (ge/_ge_graph.py:704, numpy.array([value])) into a
+        # scalar Data, which GE accepts
+        return tensor.reshape(())
     if len(dims) != tensor.dim() or any(d >= 0 and d != n for d, n in zip(dims, tensor.shape)):
         raise GeExecutorError(f"Data {view.name!r} has shape {dims} (-1: any), got {list(tensor.shape)}")
     return tensor
@@ -143,7 +147,7 @@ def _plan(graph: Any, weights_dir: Optional[Path]) -> Tuple[List[_Step], Dict[in
         elif op.type == "Data":
             data_index[new] = view.i("index")
         elif op.type not in KERNELS:
-            raise UnsupportedOpError(op.type, op.name)
+            raise unsupported_op(op.type, op.name)
         else:
             _check_desc_dtype(op, ops, refs[old])
         steps.append(_Step(view, tuple(None if r is None else (position[r[0]], r[1]) for r in refs[old])))

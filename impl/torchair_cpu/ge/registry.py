@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 
 import torch
 
-from torchair_cpu.ge.errors import GraphCheckError, UnsupportedDtypeError
+from torchair_cpu.ge.errors import GraphCheckError, unsupported_dtype
 from torchair_ref.export import ge_ir
 
 __all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "RAW_OPS", "METADEF", "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
@@ -69,7 +69,7 @@ class Kernel:
     def check_dtype(self, op_name: str, dtype_name: str) -> None:
         """Reject a first-input dtype the op's registration does not list."""
         if self.dtypes is not None and dtype_name not in self.dtypes:
-            raise UnsupportedDtypeError(self.op_type, op_name, dtype_name, self.dtypes, self.source)
+            raise unsupported_dtype(self.op_type, op_name, dtype_name, self.dtypes, self.source)
 
 
 KERNELS: Dict[str, Kernel] = {}
