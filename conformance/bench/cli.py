@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
           f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(baselines) or 'none'}",
           file=sys.stderr)
+    if checked.get("label"):  # IMPL-4: e.g. upstream's Python with GE graphs on the project's CPU executor
+        print(f"bench: {options.impl} runs {checked['label']}: these timings measure that on {options.device}, "
+              "not NPU speed", file=sys.stderr)
     commit = environment.project_commit()  # the code measured is the code at the start
     try:
         result = harness.run(options, progress=clock.progress)
