@@ -27,6 +27,7 @@ KERNEL_MODULES = (
     "torchair_cpu.ge.kernels_math",
     "torchair_cpu.ge.kernels_shape",
     "torchair_cpu.ge.kernels_nn",
+    "torchair_cpu.ge.kernels_export",
 )
 for _module in KERNEL_MODULES:
     importlib.import_module(_module)

@@ -43,7 +43,8 @@ def reshape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
         raise op.fail(f"cannot reshape {list(inputs[0].shape)} to {shape}: {exc}") from exc
 
 
-@kernel("Shape", dtypes=_SHAPE_TYPES, source=f"{RAW_OPS}:1943 REG_OP(Shape)")
+@kernel("Shape", dtypes=_SHAPE_TYPES | {"DT_BF16"},
+        source=f"{RAW_OPS}:1943 REG_OP(Shape); bf16 per CANN's array_ops.h REG_OP(Shape) TensorType::ALL()")
 def shape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
     """x's shape as a 1-d tensor of ``dtype`` (a ``dt`` attr, default 3 = DT_INT32)."""
     dtype = op.dt("dtype") if op.has("dtype") else torch.int32

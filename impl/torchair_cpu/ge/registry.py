@@ -119,8 +119,11 @@ class OpView:
         return self._get(key, _REQUIRED if default is None else default, "s")
 
     def dt(self, key: str) -> torch.dtype:
-        """A ``dt`` attr (GE's C++ numbering, GE_IR.md) as a torch dtype."""
-        value = self._get(key, _REQUIRED, "dt")
+        """A data-type attr (GE's C++ numbering, GE_IR.md) as a torch dtype. REG_OP declares ``Cast``'s
+        ``dst_type`` and ``Shape``'s ``dtype`` as ``Int``, so upstream's op builders write them in the ``i`` field;
+        ``FileConstant``'s ``dtype`` is a ``dt``: whichever field is set is read."""
+        field = self.op.attr[key].WhichOneof("value") if key in self.op.attr else None
+        value = self._get(key, _REQUIRED, "i" if field == "i" else "dt")
         return torch_dtype(ge_ir.cpp_dtype_name(value), f"op {self.type} ({self.name!r}) attr {key}={value}")
 
     def ints(self, key: str, default: Optional[Sequence[int]] = None) -> List[int]:

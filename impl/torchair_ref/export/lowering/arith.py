@@ -4,7 +4,7 @@ Each follows the converter of the same name in the wheel's ``ge_converter/aten/`
 ``addmm.py``, ``mm.py``, ``gelu.py``, ``native_layer_norm.py``, ``mean.py``, ``pow.py``, ``_to_copy.py``,
 ``prims/convert_element_type.py``, ``builtin_converters.py``): operands are promoted to the output dtype first (a
 ``Cast``, or a 0-d ``Const`` for a Python number), as upstream's ``dtype_promote`` does. Where upstream casts an
-op's result to the dtype it already has, no ``Cast`` is written.
+op's result to the dtype it already has, no ``Cast`` is written. One departure: ``gelu`` (see ``gelu``).
 """
 
 from __future__ import annotations
@@ -90,6 +90,14 @@ def _unary(ge_type: str, **attrs: Any) -> Any:
     return lower
 
 
+def gelu(b: Builder, node: Any, x: Value, *, approximate: str = "none") -> Value:
+    """``gelu`` -> ``GeluV2`` with attr ``approximate`` as given. Upstream's converter writes ``Gelu`` and drops
+    ``approximate`` (gelu.py); CANN's ``Gelu`` is the tanh form, so it computes erf-GELU (torch's default) only
+    approximately, while ``GeluV2`` computes either exactly (CANN aclnnGeluQuant: approximate none | tanh)."""
+    dtype, shape = out(node)
+    return b.one("GeluV2", [("x", x)], dtype, shape, {"approximate": approximate})
+
+
 def pow_scalar(b: Builder, node: Any, x: Value, exponent: Any) -> Value:
     """``pow.Tensor_Scalar`` -> ``Pow(x, Const exponent)`` in the output dtype."""
     dtype, shape = out(node)
@@ -145,7 +153,7 @@ TABLE = {
     aten.sigmoid.default: _unary("Sigmoid"),
     aten.tanh.default: _unary("Tanh"),
     aten.silu.default: _unary("Swish", scale=1.0),
-    aten.gelu.default: _unary("Gelu"),  # upstream writes Gelu whatever `approximate` says (gelu.py)
+    aten.gelu.default: gelu,
     aten.neg.default: _unary("Neg"),
     aten.rsqrt.default: _unary("Rsqrt"),
     aten.clone.default: _unary("Identity"),
