@@ -130,7 +130,25 @@ def hcom_all_reduce(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.T
     reduction = op.s("reduction").decode()
     if reduction not in _REDUCE_OPS:
         raise op.fail(f"reduction must be one of {sorted(_REDUCE_OPS)}, got {reduction!r}")
-    group = dist.distributed_c10d._resolve_process_group(op.s("group").decode())
     y = inputs[0].clone()
-    dist.all_reduce(y, op=getattr(dist.ReduceOp, _REDUCE_OPS[reduction]), group=group)
+    dist.all_reduce(y, op=getattr(dist.ReduceOp, _REDUCE_OPS[reduction]), group=_process_group(op))
     return y
+
+
+def _process_group(op: OpView) -> object:
+    """The process group attr ``group`` names: a c10d group name (the reference writes those), or upstream's CPU
+    form ``tag=<tag>;rank_list=<r>,<r>...`` (hcom_utils.py:7-20 and 46-47 in the wheel; on an NPU it would be an
+    HCCL communicator name, which no CPU world has)."""
+    import torch.distributed as dist
+
+    name = op.s("group").decode()
+    fields = dict(part.split("=", 1) for part in name.split(";") if "=" in part)
+    c10d = dist.distributed_c10d
+    if "rank_list" in fields:
+        ranks = [int(r) for r in fields["rank_list"].split(",")]
+        return c10d._find_or_create_pg_by_ranks_and_tag(fields.get("tag", ""), ranks, len(ranks))
+    try:
+        return c10d._resolve_process_group(name)
+    except (RuntimeError, ValueError) as exc:
+        raise op.fail(f"no process group of this world is named {name!r}: {exc}") from exc
+
