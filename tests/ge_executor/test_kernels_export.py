@@ -56,3 +56,9 @@ def test_strided_slice_v2_clamps_the_end_like_python():
 def test_hcom_all_reduce_needs_a_process_group():
     with pytest.raises(GeExecutorError, match="torch.distributed"):
         run_op("HcomAllReduce", [X], reduction=b"sum", group=b"0")
+
+
+def test_greater_broadcasts_to_a_bool_mask():
+    rows, cols = torch.arange(3).reshape(3, 1), torch.arange(4).reshape(1, 4)
+    (got,) = run_op("Greater", [cols, rows])
+    assert got.dtype == torch.bool and got.tolist() == (cols > rows).tolist()

@@ -62,6 +62,12 @@ def reduce_mean(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tenso
     return x.mean(dim=axes, keepdim=op.b("keep_dims", False))
 
 
+@kernel("Greater", dtypes=REAL, source=f"{RAW_OPS}:12280 REG_OP(Greater), RealNumberType() ({METADEF})")
+def greater(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+    """x1 > x2, broadcast: a bool tensor."""
+    return torch.gt(inputs[0], inputs[1])
+
+
 @kernel("BroadcastTo", dtypes=ALL, source=f"{RAW_OPS}:64912 REG_OP(BroadcastTo)")
 def broadcast_to(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
     shape = [int(d) for d in inputs[1].reshape(-1).tolist()]

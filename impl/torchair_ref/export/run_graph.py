@@ -51,8 +51,9 @@ def check_bounds(graph: Any) -> None:
         for what, dims in _dims_of(op):
             known = [d for d in dims if d >= 0]
             if len(dims) > 64 or math.prod(known) > MAX_RUN_ELEMENTS:
-                raise RunRefused(f"op {op.name!r} ({op.type}) declares {what} {dims[:8]}{'...' if len(dims) > 8 else ''}"
-                                 f": more than {MAX_RUN_ELEMENTS} elements (or 64 dims), which --run does not run")
+                shown = f"{dims[:8]}{'...' if len(dims) > 8 else ''}"
+                raise RunRefused(f"op {op.name!r} ({op.type}) declares {what} {shown}: more than "
+                                 f"{MAX_RUN_ELEMENTS} elements (or 64 dims), which --run does not run")
 
 
 def _arrays(path: str, what: str) -> dict[str, Any]:
@@ -64,7 +65,8 @@ def _arrays(path: str, what: str) -> dict[str, Any]:
             for key in npz.files:
                 array = npz[key]
                 if array.size > MAX_RUN_ELEMENTS:
-                    raise RunRefused(f"{what} {path}: array {key!r} has {array.size} elements, more than {MAX_RUN_ELEMENTS}")
+                    raise RunRefused(f"{what} {path}: array {key!r} has {array.size} elements, more than "
+                                     f"{MAX_RUN_ELEMENTS}")
                 arrays[key] = array
             return arrays
     except RunRefused:
