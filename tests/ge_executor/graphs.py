@@ -30,7 +30,7 @@ class Builder:
                 attr.f = value
             elif isinstance(value, bytes):
                 attr.s = value
-            elif isinstance(value, torch.dtype):
+            elif isinstance(value, torch.dtype):  # a data type: C++ numbering, as a dt attr
                 attr.dt = ge_ir.cpp_dtype(value)
             elif isinstance(value, list):
                 attr.list.i.extend(value)

@@ -31,6 +31,8 @@ def test_shape_defaults_to_int32_and_honours_dtype():
     assert run_op("Shape", [X])[0].tolist() == [2, 3, 4]
     assert run_op("Shape", [X])[0].dtype == torch.int32
     assert run_op("Shape", [X], dtype=torch.int64)[0].dtype == torch.int64
+    # upstream writes it as an Int attr (REG_OP ATTR(dtype, Int, DT_INT32)), C++ numbering: 9 = DT_INT64
+    assert run_op("Shape", [X], dtype=9)[0].dtype == torch.int64
 
 
 def test_gather_and_gather_v2():
@@ -56,6 +58,8 @@ def test_range_in_start_dtype():
 def test_cast_reads_dst_type_in_cpp_numbering():
     (got,) = run_op("Cast", [torch.tensor([1.7, -1.7])], dst_type=torch.int32)
     assert got.tolist() == [1, -1] and got.dtype == torch.int32
+    (got,) = run_op("Cast", [torch.tensor([1.5])], dst_type=27)  # as upstream writes it: Int attr, 27 = DT_BF16
+    assert got.dtype == torch.bfloat16
 
 
 def test_identity_copies():

@@ -46,9 +46,8 @@ def reshape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 @kernel("Shape", dtypes=_SHAPE_TYPES | {"DT_BF16"},
         source=f"{RAW_OPS}:1943 REG_OP(Shape); bf16 per CANN's array_ops.h REG_OP(Shape) TensorType::ALL()")
 def shape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
-    """x's shape as a 1-d tensor of ``dtype`` (a ``dt`` attr, default 3 = DT_INT32)."""
-    dtype = op.dt("dtype") if op.has("dtype") else torch.int32
-    return torch.tensor(list(inputs[0].shape), dtype=dtype)
+    """x's shape as a 1-d tensor of ``dtype`` (an Int attr in GE's C++ numbering, default 3 = DT_INT32)."""
+    return torch.tensor(list(inputs[0].shape), dtype=op.dt("dtype", 3))
 
 
 def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> torch.Tensor:
@@ -105,7 +104,7 @@ def range_(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 @kernel("Cast", dtypes=ALL, source=f"{_GE_GRAPH}:1609 REG_OP(Cast)")
 def cast(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
-    """x converted to ``dst_type`` (a ``dt`` attr; floats to integers round toward zero)."""
+    """x converted to ``dst_type`` (an Int attr in GE's C++ numbering; floats to integers round toward zero)."""
     return inputs[0].to(op.dt("dst_type"))
 
 

@@ -118,12 +118,16 @@ class OpView:
     def s(self, key: str, default: Any = None) -> bytes:
         return self._get(key, _REQUIRED if default is None else default, "s")
 
-    def dt(self, key: str) -> torch.dtype:
-        """A data-type attr (GE's C++ numbering, GE_IR.md) as a torch dtype. REG_OP declares ``Cast``'s
-        ``dst_type`` and ``Shape``'s ``dtype`` as ``Int``, so upstream's op builders write them in the ``i`` field;
-        ``FileConstant``'s ``dtype`` is a ``dt``: whichever field is set is read."""
-        field = self.op.attr[key].WhichOneof("value") if key in self.op.attr else None
-        value = self._get(key, _REQUIRED, "i" if field == "i" else "dt")
+    def dt(self, key: str, default: Optional[int] = None) -> torch.dtype:
+        """A data-type attr as a torch dtype. GE writes it in its C++ numbering (GE_IR.md), either as a ``dt`` attr
+        (FileConstant's ``dtype``) or as an ``Int`` one (``REG_OP``'s ``ATTR(dtype, Int, DT_INT32)``: Shape's
+        ``dtype``, Cast's ``dst_type``, ge/_ge_graph.py:1633); both fields are read."""
+        if key in self.op.attr and self.op.attr[key].WhichOneof("value") in ("dt", "i"):
+            value = getattr(self.op.attr[key], self.op.attr[key].WhichOneof("value"))
+        elif key not in self.op.attr and default is not None:
+            value = default
+        else:
+            raise GraphCheckError(f"op {self.type} ({self.name!r}) lacks its data-type attr {key!r} (dt or int)")
         return torch_dtype(ge_ir.cpp_dtype_name(value), f"op {self.type} ({self.name!r}) attr {key}={value}")
 
     def ints(self, key: str, default: Optional[Sequence[int]] = None) -> List[int]:
