@@ -87,7 +87,7 @@ def pytest_report_header(config: pytest.Config) -> List[str]:
     origin = getattr(impl.module, "__file__", None)
     state = config.stash[_STATE]
     return [
-        f"conformance: implementation {impl.name} ({origin})",
+        f"conformance: implementation {impl.name} ({origin})" + (f": {impl.label}" if impl.label else ""),
         f"conformance: device {impl.device}; versions {json.dumps(dict(impl.versions), default=str)}",
         f"conformance: capabilities {sorted(impl.capabilities) or 'none declared'}; "
         f"hooks {sorted(impl.hooks) or 'none'}",
@@ -253,6 +253,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     impl = _impl(config)
     document = {
         "implementation": impl.name,
+        "label": impl.label,
         "device": impl.device,
         "versions": dict(impl.versions),
         "capabilities": sorted(impl.capabilities),

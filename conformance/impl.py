@@ -40,6 +40,7 @@ class Implementation:
     capabilities: frozenset = frozenset()
     hooks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     divergences: str = ""
+    label: str = ""  # IMPL-4: what ran, when it is not simply the module (e.g. upstream's Python on a CPU executor)
 
     @property
     def CompilerConfig(self) -> type:  # noqa: N802 - mirrors the implementation's name
@@ -139,4 +140,5 @@ def resolve(name: str) -> Implementation:
         capabilities=frozenset(declared.get("capabilities") or ()),
         hooks=hooks,
         divergences=str(declared.get("divergences") or name),
+        label=str(declared.get("label") or ""),
     )

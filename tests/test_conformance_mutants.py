@@ -28,6 +28,7 @@ MUTANTS = {
     "eager_mkdir": "CC-6",
     "export_air_without_rank": "EX-4",
     "export_atc_nodes_topology": "EX-5",
+    "export_bias_dropped": "EX-11",
     "export_byteswapped": "EX-6",
     "export_data_not_reindexed": "EX-6",
     "export_dotted_files": "EX-6",

@@ -38,7 +38,7 @@ def test_cli_on_a_good_file(external):
     """EX-7: the CLI reports op counts, inputs, dtypes and checked weight files, exit 0; --json says the same."""
     text = _cli(str(external / "export.air"))
     assert text.returncode == 0, text.stderr
-    for line in ("2  aten.addmm.default", "[0] args_0  DT_FLOAT [2, 4]", "0 inline (Const, 0 bytes), 5 external",
+    for line in ("2  MatMulV2", "[0] args_0  DT_FLOAT [2, 4]", "4 inline (Const, 40 bytes), 5 external",
                  f"fc1.weight  DT_FLOAT [8, 4]  {external / 'fc1_weight'}  128 bytes, ok"):  # fmt: skip
         assert line in text.stdout, f"{line!r} not in:\n{text.stdout}"
     as_json = _cli(str(external / "export.air"), "--json")
@@ -104,10 +104,12 @@ def test_inline_summary(tmp_path):
     nbytes = sum(t.numel() * 2 for t in [*model.parameters(), *model.buffers()])
     summary = air_inspect.summarize(str(tmp_path / "export.air"))
     inline = {w.name: (w.kind, w.dtype, w.nbytes) for w in summary.weights}
-    assert inline["fc1.weight"] == ("Const", "DT_FLOAT16", 64) and len(inline) == 5, inline
+    # 5 weights and the two Transposes' int64 perms (float16 linear layers take the bias in MatMulV2: no alpha)
+    assert inline["fc1.weight"] == ("Const", "DT_FLOAT16", 64) and len(inline) == 7, inline
+    nbytes += 2 * 16
     assert summary.dtypes["DT_FLOAT16"] > 0 and summary.ok, summary
     text = air_inspect.render_text(summary)
-    assert f"weights: 5 inline (Const, {nbytes} bytes), 0 external" in text, text
+    assert f"constants: 7 inline (Const, {nbytes} bytes), 0 external" in text, text
 
 
 def test_inspect_does_not_import_torch():

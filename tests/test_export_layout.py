@@ -1,4 +1,4 @@
-"""The reference's exporter in one process: its graph (op counts, attrs, Pack and sym_size for symbolic dims, Data
+"""The reference's exporter in one process: its graph (GE op counts, attrs, Shape/Gather/Pack for symbolic dims, Data
 names), its dump and module-stack text, its own argument errors. The contract (EX-1..3, EX-7..10) is checked by
 conformance/test_export_layout.py."""
 
@@ -20,19 +20,24 @@ def test_export_path_may_be_path_like(tmp_path):
 
 
 def test_main_graph_ops(tmp_path):
-    """EX-7: one Data per user input, a Const per weight, ATen ops by operator name, NetOutput fed by the result."""
+    """EX-7: one Data per user input, a Const per weight, GE ops as upstream's converters choose them (addmm:
+    Transpose of the weight, MatMulV2, Mul by alpha, Add of the bias), NetOutput fed by the result."""
     model = models.TwoLayer()
     dynamo_export(torch.randn(2, 4), model=model, export_path=str(tmp_path), config=checks.config())
     graph = checks.load_air(tmp_path / "export.air").graph[0]
     counts = checks.op_counts(graph)
-    expected = {"Data": 1, "Const": 5, "aten.addmm.default": 2, "aten.t.default": 2, "aten.relu.default": 1,
-                "aten.mul.Tensor": 1, "NetOutput": 1}  # fmt: skip
+    # Const: 5 weights, and per linear layer the Transpose's perm and the alpha of the Mul.
+    expected = {"Data": 1, "Const": 9, "Transpose": 2, "MatMulV2": 2, "Mul": 3, "Add": 2, "Relu": 1, "NetOutput": 1}
     assert dict(counts) == expected, f"op counts {dict(counts)}, expected {expected}"
     net_output = checks.ops_of(graph, "NetOutput")[0]
-    assert list(net_output.input) == ["mul:0"], list(net_output.input)
+    assert list(net_output.input) == ["Mul_2:0"], list(net_output.input)
+    matmul = checks.ops_of(graph, "MatMulV2")[0]
+    assert list(matmul.input) == ["args_0:0", "Transpose:0", "", ""], list(matmul.input)  # bias, offset_w omitted
+    assert [(k, matmul.attr[k].WhichOneof("value")) for k in sorted(matmul.attr)] == [
+        ("offset_x", "i"), ("transpose_x1", "b"), ("transpose_x2", "b")], matmul.attr
     names = {op.name for op in graph.op}
     for op in graph.op:
-        for edge in op.input:
+        for edge in filter(None, op.input):  # "" is an omitted optional input
             src, index = edge.rsplit(":", 1)
             assert src in names and int(index) >= 0, f"{op.name}: input {edge!r} names no op output"
     ids = [op.id for op in graph.op]
@@ -87,28 +92,63 @@ def test_positional_and_keyword_inputs(tmp_path):
 
 
 class Arguments(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(4, eps=0.25)
+
     def forward(self, x):
-        y = nn.functional.leaky_relu(x, 0.25).sum(dim=[1], keepdim=True)
-        return y.to(torch.float16), torch.split(x, 2, dim=-1)
+        return self.norm(x).to(torch.float16), torch.split(x, 2, dim=-1)
 
 
-def test_non_tensor_arguments_are_attrs(tmp_path):
-    """EX-7: scalars, int lists, bools and dtypes of an ATen call are attrs named by the schema; tuples are edges."""
+def _const_value(graph, edge):
+    """The tensor a Const op feeding ``edge`` holds, as (dtype name, dims, values)."""
+    op = next(op for op in graph.op if op.name == edge.rsplit(":", 1)[0])
+    assert op.type == "Const", op
+    t = op.attr["value"].t
+    dtype = {"DT_INT64": torch.int64, "DT_INT32": torch.int32}[ge_ir.DataType.Name(t.desc.dtype)]
+    values = torch.frombuffer(bytearray(t.data), dtype=dtype).tolist() if t.data else []
+    return ge_ir.DataType.Name(t.desc.dtype), list(t.desc.shape.dim), values
+
+
+def test_non_tensor_arguments_become_ge_attrs_and_operands(tmp_path):
+    """EX-7: an ATen call's numbers become the GE op's attrs or index operands as upstream's converters write them:
+    LayerNormV4's epsilon and normalized_shape, Cast's dst_type (GE's C++ type number), SplitV's sizes and axis."""
     dynamo_export(torch.randn(3, 4), model=Arguments(), export_path=str(tmp_path))
     graph = checks.load_air(tmp_path / "export.air").graph[0]
     by_type = {op.type: op for op in graph.op}
-    leaky = by_type["aten.leaky_relu.default"]
-    assert leaky.attr["negative_slope"].f == 0.25, leaky
-    summed = by_type["aten.sum.dim_IntList"]
-    assert list(summed.attr["dim"].list.i) == [1] and summed.attr["keepdim"].b, summed
-    assert summed.attr["dim"].list.val_type == ge_ir.ListValueType.Value("VT_LIST_INT"), summed
-    cast = by_type["aten._to_copy.default"]
-    assert ge_ir.cpp_dtype_name(cast.attr["dtype"].dt) == "DT_FLOAT16", cast  # a dt attr: GE's C++ numbering
-    split = by_type["aten.split.Tensor"]
-    assert (split.attr["split_size"].i, split.attr["dim"].i, len(split.output_desc)) == (2, -1, 2), split
+    norm = by_type["LayerNormV4"]
+    assert norm.attr["epsilon"].f == 0.25 and len(norm.output_desc) == 3, norm
+    assert _const_value(graph, norm.input[1]) == ("DT_INT64", [1], [4]), norm.input
+    cast = by_type["Cast"]
+    assert (cast.attr["dst_type"].i, list(cast.input)) == (1, [f"{norm.name}:0"]), cast  # DT_FLOAT16 is 1 in C++
+    split = by_type["SplitV"]
+    assert (split.attr["num_split"].i, len(split.output_desc)) == (2, 2), split
+    assert _const_value(graph, split.input[1]) == ("DT_INT64", [2], [2, -1]), split.input
+    assert _const_value(graph, split.input[2]) == ("DT_INT32", [], [-1]), split.input
+    assert [d.name for d in split.input_desc] == ["x", "size_splits", "split_dim"], split.input_desc
     net_output = checks.ops_of(graph, "NetOutput")[0]
     assert list(net_output.input) == [f"{cast.name}:0", f"{split.name}:0", f"{split.name}:1"], net_output.input
-    assert [d.name for d in split.input_desc] == ["self"], split.input_desc
+
+
+class Unlowered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Sequential(nn.Linear(4, 4), nn.LeakyReLU(0.25))
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def test_an_operator_without_lowering_raises_naming_it_and_where(tmp_path):
+    """EX-7: an operator the reference cannot lower raises at export, naming the operator, the module path and the
+    source line; nothing is written (never an op of an invented type)."""
+    with pytest.raises(NotImplementedError) as info:
+        dynamo_export(torch.randn(3, 4), model=Unlowered(), export_path=str(tmp_path / "out"))
+    text = str(info.value)
+    for part in ("aten.leaky_relu.default", "inner.1: torch.nn.modules.activation.LeakyReLU",
+                 "test_export_layout.py"):
+        assert part in text, f"{part!r} not in {text!r}"
+    assert not (tmp_path / "out").exists()
 
 
 class Reshapes(nn.Module):
@@ -126,14 +166,19 @@ def test_dynamic_exports_symbolic_dims(tmp_path):
     graph = checks.load_air(tmp_path / "export.air").graph[0]
     data = checks.ops_of(graph, "Data")
     assert [list(op.output_desc[0].shape.dim) for op in data] == [[-1, 4]], data
-    view = checks.ops_of(graph, "aten.view.default")[0]
+    view = checks.ops_of(graph, "Reshape")[-1]
     assert list(view.output_desc[0].shape.dim) == [-1, 2, 3], view
-    pack = checks.ops_of(graph, "Pack")
-    assert len(pack) == 1 and f"{pack[0].name}:0" in view.input, f"view inputs {list(view.input)}, Pack ops {pack}"
-    assert (list(pack[0].attr["values"].list.i), list(pack[0].attr["symbolic_positions"].list.i)) == ([0, 2, 3], [0])
-    sizes = checks.ops_of(graph, "aten.sym_size.int")
-    assert [(list(op.input), op.attr["dim"].i) for op in sizes] == [(["args_0:0"], 0)], sizes
-    assert f"{sizes[0].name}:0" in checks.ops_of(graph, "NetOutput")[0].input
+    packs = checks.ops_of(graph, "Pack")
+    pack = next(p for p in packs if f"{p.name}:0" == view.input[1])
+    assert (pack.attr["N"].i, pack.attr["axis"].i) == (3, 0), pack
+    # The symbolic size: Gather(Shape(args_0), 0); the other two entries are 0-d int64 Consts.
+    shapes, gathers = checks.ops_of(graph, "Shape"), checks.ops_of(graph, "Gather")
+    assert [(list(op.input), op.attr["dtype"].i) for op in shapes] == [(["args_0:0"], 9)], shapes  # 9: DT_INT64
+    assert [op.input[0] for op in gathers] == [f"{shapes[0].name}:0"], gathers
+    assert _const_value(graph, gathers[0].input[1]) == ("DT_INT64", [], [0]), gathers[0].input
+    assert pack.input[0] == f"{gathers[0].name}:0", pack.input
+    assert [_const_value(graph, e) for e in pack.input[1:]] == [("DT_INT64", [], [2]), ("DT_INT64", [], [3])]
+    assert f"{gathers[0].name}:0" in checks.ops_of(graph, "NetOutput")[0].input
 
 
 def test_nn_module_stack_text(tmp_path):
@@ -143,9 +188,9 @@ def test_nn_module_stack_text(tmp_path):
     graph = checks.load_air(tmp_path / "export.air").graph[0]
     stacks = {op.name: op.attr["nn_module_stack"].s.decode() for op in graph.op if "nn_module_stack" in op.attr}
     root = f"{models.TwoLayer.__module__}.TwoLayer"
-    assert stacks["addmm"] == f"{root}\nfc1: torch.nn.modules.linear.Linear", stacks
-    assert stacks["addmm_1"] == f"{root}\nfc2: torch.nn.modules.linear.Linear", stacks
-    assert stacks["mul"] == root, stacks
+    assert stacks["MatMulV2"] == f"{root}\nfc1: torch.nn.modules.linear.Linear", stacks
+    assert stacks["MatMulV2_1"] == f"{root}\nfc2: torch.nn.modules.linear.Linear", stacks
+    assert stacks["Mul_2"] == root, stacks
     assert not {"args_0", "NetOutput"} & set(stacks), stacks
 
 
@@ -160,8 +205,11 @@ def test_pbtxt_is_the_same_graph(tmp_path):
     expected = [(op.name, op.type, list(op.input)) for op in graph.op]
     assert found == expected, f"pbtxt nodes {found}\n.air ops {expected}"
     counts = (text.count('op: "Data"'), text.count('op: "Const"'), text.count("dtype: DT_BF16"))
-    bf16_descs = sum(len(op.output_desc) for op in graph.op) + 5  # every output, and each Const's value desc
-    assert counts == (1, 5, bf16_descs), f"(Data, Const, DT_BF16) counts {counts}, expected {(1, 5, bf16_descs)}"
+    bf16 = ge_ir.DataType.Value("DT_BF16")
+    consts = [op.attr["value"].t.desc for op in checks.ops_of(graph, "Const")]
+    # every bfloat16 output, and each bfloat16 Const's value desc (5 weights; the perms are int64)
+    bf16_descs = sum(d.dtype == bf16 for op in graph.op for d in op.output_desc) + sum(d.dtype == bf16 for d in consts)
+    assert counts == (1, 7, bf16_descs), f"(Data, Const, DT_BF16) counts {counts}, expected {(1, 7, bf16_descs)}"
     assert 'key: "nn_module_stack"' in text and "dt:" not in text
     const = next(n for n in nodes if n["op"] == "Const")
     assert "# data: " in const["text"] and "bytes, in the .air file" in const["text"], const["text"]
@@ -194,8 +242,9 @@ def test_dynamic_int_input_is_a_scalar_data(tmp_path):
     found = [(op.name, op.attr["index"].i, ge_ir.DataType.Name(op.output_desc[0].dtype),
               list(op.output_desc[0].shape.dim)) for op in checks.ops_of(graph, "Data")]  # fmt: skip
     assert found == [("args_0", 0, "DT_FLOAT", [-1, 4]), ("args_1", 1, "DT_INT64", [])], found
-    mul = checks.ops_of(graph, "aten.mul.Tensor")[0]
-    assert list(mul.input)[1] == "args_1:0", list(mul.input)
+    mul = checks.ops_of(graph, "Mul")[-1]
+    cast = next(op for op in graph.op if f"{op.name}:0" == mul.input[1])
+    assert (cast.type, list(cast.input), cast.attr["dst_type"].i) == ("Cast", ["args_1:0"], 0), cast  # to float
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -28,10 +28,12 @@ def test_collective_is_an_op_with_its_group_and_reduction(tmp_path, world_of_one
     dynamo_export(torch.randn(2, 4), model=ranks.AllReduceModel(0), export_path=str(out), export_name="net",
                   config=checks.config())
     graph = checks.load_air(out / "net0.air").graph[0]
-    reduce_ops = checks.ops_of(graph, "_c10d_functional.all_reduce.default")
+    reduce_ops = checks.ops_of(graph, "HcomAllReduce")
     assert len(reduce_ops) == 1, dict(checks.op_counts(graph))
     op = reduce_ops[0]
-    assert (op.attr["group_name"].s, op.attr["reduce_op"].s) == (b"0", b"sum"), op
-    assert checks.ops_of(graph, "_c10d_functional.wait_tensor.default"), dict(checks.op_counts(graph))
+    found = (op.attr["group"].s, op.attr["reduction"].s, op.attr["fusion"].i, op.attr["fusion_id"].i)
+    assert found == (b"0", b"sum", 0, -1), op
+    waits = [w for w in checks.ops_of(graph, "Identity") if list(w.input) == [f"{op.name}:0"]]
+    assert waits, dict(checks.op_counts(graph))
     pbtxt = (out / "rank_0" / "dynamo.pbtxt").read_text()
-    assert pbtxt.count('op: "_c10d_functional.all_reduce.default"') == 1
+    assert pbtxt.count('op: "HcomAllReduce"') == 1

@@ -144,6 +144,9 @@ def _run(args: argparse.Namespace, options: Any, history_dir: str | None, clock:
     print(f"bench: {options.impl} on {options.model} ({options.mode}, {'dynamic' if options.dynamic else 'static'}, "
           f"{options.compiler}), {options.rounds} rounds, baselines {', '.join(options.baselines) or 'none'}",
           file=sys.stderr)
+    if checked.get("label"):  # IMPL-4: e.g. upstream's Python with GE graphs on the project's CPU executor
+        print(f"bench: {options.impl} runs {checked['label']}: these timings measure that on {options.device}, "
+              "not NPU speed", file=sys.stderr)
     try:
         result = harness.run(options, progress=clock.progress)
     except harness.BenchError as exc:

@@ -55,7 +55,7 @@ def writable_folder(path: str) -> str | None:
 
 def check_target(impl_name: str, device: str | None, model: str, progress: Callable[[str], None]) -> dict[str, Any]:
     """IMPL-1, the device and the model in a fresh process: ``{"error": None, "device": the device to measure on,
-    "method": the model's method}``, or an ``error`` that names the value and the fix."""
+    "method": the model's method, "label": what runs (IMPL-4)}``, or an ``error`` that names the value and the fix."""
     what = [f"{impl_name} imports with the IMPL-1 surface"] + ([f"a {device} device is there"] if device else [])
     if presets.is_factory(model):
         what.append(f"{model} keeps the factory contract and runs on its example inputs")
@@ -83,7 +83,8 @@ def check(job: dict[str, Any]) -> dict[str, Any]:
     if problem:
         return {"error": problem}
     if not presets.is_factory(model):
-        return {"error": None, "device": device, "method": presets.METHODS[presets.canonical(model)]}
+        return {"error": None, "device": device, "method": presets.METHODS[presets.canonical(model)],
+                "label": implementation.label}
     import torch
 
     from conformance.bench import models
@@ -97,7 +98,7 @@ def check(job: dict[str, Any]) -> dict[str, Any]:
             built.bound()(*built.args, **built.kwargs)
     except Exception as exc:  # noqa: BLE001 - the user's model on the user's inputs: its error, named
         return {"error": f"--model {model}: {built.method}(...) failed on the example inputs it returns: {exc!r}"}
-    return {"error": None, "device": device, "method": built.method}
+    return {"error": None, "device": device, "method": built.method, "label": implementation.label}
 
 
 def device_problem(device: str) -> str | None:

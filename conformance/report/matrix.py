@@ -163,6 +163,8 @@ def build(documents: Iterable[tuple[str, dict[str, Any]]]) -> Matrix:
         impl = str(data.get("implementation"))
         versions = dict(data.get("versions") or {})
         label = column_label(impl, versions)
+        if data.get("label"):  # IMPL-4: what ran, e.g. upstream's Python with graphs on the project's GE executor
+            label = f"{label} ({data['label']})"
         if any(c.label == label for c in columns):
             label = f"{label} ({source.rsplit('/', 1)[-1]})"
         column = Column(label, impl, versions, source, _number(data.get("finished")),

@@ -7,9 +7,13 @@ Job::
      "batch": [int, ...], "input_seed": int,
      "export_path": "/abs/dir", "export_name": "net", "dynamic": false,
      "config": [["export.experimental.auto_atc_config_generated", true], ...],
-     "threshold": null | int}                                       # via the set_externalize_threshold hook
+     "threshold": null | int,                                       # via the set_externalize_threshold hook
+     "execute": [[int, ...], ...]}                                  # optional (EX-11): batches to run the graph on
 
-Result (``conformance.process``): ``{"rank", "world_size", "returned" (repr), "error" (or null), "logs"}``.
+Result (``conformance.process``): ``{"rank", "world_size", "returned" (repr), "error" (or null), "logs"}``, and
+with ``execute`` ``"executed": {"<batch>": [[mismatch, max |graph - eager|, bound], ...]}`` per batch: the rank's
+exported graph run by the GE executor in this process (its collective through the gloo world) against the eager
+model (``conformance.execute.differences``).
 """
 
 from __future__ import annotations
@@ -42,10 +46,29 @@ def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
                                               export_name=job["export_name"], dynamic=job["dynamic"], config=config,
                                               **kwargs)
             result["returned"] = repr(returned)
+            if job.get("execute"):
+                result["executed"] = _execute(job, spec, module, rank if dist.is_initialized() else None)
         except Exception as exc:  # reported to the test
             result["error"] = error_record(exc)
     result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]
     return result
+
+
+def _execute(job: Mapping[str, Any], spec: Mapping[str, Any], module: Any, rank: Any) -> Dict[str, Any]:
+    """EX-11: run this rank's exported graph on each batch of ``job["execute"]`` and compare with eager; every rank
+    runs the same sequence (eager, then graph, per batch), so their collectives pair up."""
+    import os
+
+    from conformance import execute, exports, models
+
+    air = os.path.join(job["export_path"], exports.air_name(job["export_name"], rank))
+    executed = {}
+    for batch in job["execute"]:
+        args, kwargs = models.export_inputs(spec, batch, job["input_seed"])
+        want = execute.eager_outputs(module, args, kwargs)
+        got = execute.closest(execute.run_air(air, execute.user_tensors(args, kwargs)), want)
+        executed[str(batch)] = [list(d) for d in execute.differences(got, want)]
+    return executed
 
 
 def main() -> int:

@@ -1,6 +1,6 @@
 """IMPL-1 in a fresh process, as every later worker will import it: ``{"impl": name}`` in, ``{"impl", "device",
-"error"}`` out (``error`` is the `ImplementationError`'s message, or null). The benchmark runs it before its first
-measurement."""
+"label", "error"}`` out (``error`` is the `ImplementationError`'s message, or null; ``label`` what runs, IMPL-4). The
+benchmark runs it before its first measurement."""
 
 import sys
 
@@ -13,9 +13,10 @@ def main() -> int:
     try:
         implementation = resolve(job["impl"])
     except ImplementationError as exc:
-        process.reply({"impl": job["impl"], "device": None, "error": str(exc)})
+        process.reply({"impl": job["impl"], "device": None, "label": "", "error": str(exc)})
         return 0
-    process.reply({"impl": job["impl"], "device": implementation.device, "error": None})
+    process.reply({"impl": job["impl"], "device": implementation.device, "label": implementation.label,
+                   "error": None})
     return 0
 
 

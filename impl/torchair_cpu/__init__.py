@@ -5,10 +5,13 @@ fetched with ``pip download --no-deps`` and its TorchAir sources extracted into 
 (``torchair_cpu.wheel``); a meta-path finder makes them importable as ``torchair`` with stand-ins for the four native
 modules (``torchair_cpu.finder``, ``torchair_cpu.standins``). ``torch_npu`` itself is never imported (IMPL-3).
 
-What runs on CPU (conformance/README.md has the list): configs and backends, ``cache_compile``'s validation and
-path rules up to the first compile, max-autotune with ``debug.run_eagerly`` (which upstream does not cache), and
-``dynamo_export`` (the ``.air`` is upstream's own graph). What needs GE (a graph compile, hence every cache file) or
-torch-npu (reduce-overhead imports it) raises or is not declared.
+What runs on CPU (conformance/README.md has the table): configs and backends, ``cache_compile`` end to end in
+max-autotune (Dynamo, upstream's FX->GE conversion, codegen, the cache file, fresh-process warm starts,
+``readable_cache``), because the native graph handle ``TorchNpuGraphBase`` is backed by the project's GE executor
+(``torchair_cpu.ge``: each GE op computed with torch to CANN's semantics; an op or dtype it does not know fails naming
+it), and ``dynamo_export`` (the ``.air`` is upstream's own graph). Results are labelled "upstream Python, graphs
+executed by the project's GE executor". reduce-overhead (NPU graph capture, imports torch_npu) is not declared; the
+other native parts raise "needs CANN/GE" where reached.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from types import ModuleType
 from typing import Any, Dict
 
 from torchair_npu.hooks import lazy_surface
+
+#: how results against this adapter are labelled (IMPL-4): what ran is upstream's code, but not GE itself
+LABEL = "upstream Python, graphs executed by the project's GE executor"
 
 __all__ = ["CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger", "__conformance__"]
 
@@ -42,9 +48,11 @@ def _conformance() -> Dict[str, Any]:
     return {
         "device": "cpu",
         "versions": {"torch": torch.__version__, "torch_npu": wheel.wheel_version(wheel.ensure()), "cann": None},
-        # No "cache": upstream writes a cache only for a GE-compiled graph (needs GE) or in reduce-overhead (needs
-        # torch_npu's NPUGraph); max-autotune with debug.run_eagerly runs but writes none (CC-7 (a)).
-        "capabilities": {"threshold_override", "multi_rank_export", "eager_run"},
+        # GE graphs run on the project's executor, so max-autotune caches, warm-starts and rejects RNG graphs in
+        # upstream's own code; reduce-overhead needs torch_npu's NPU graphs and stays undeclared.
+        "capabilities": {"cache", "ge_cache", "rng_rejection", "threshold_override", "multi_rank_export",
+                         "eager_run"},
+        "label": LABEL,
         "divergences": DIVERGENCES,
         "set_externalize_threshold": threshold_hook(torchair),
     }

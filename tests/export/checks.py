@@ -49,6 +49,12 @@ def ops_of(graph: Any, op_type: str) -> list[Any]:
     return [op for op in graph.op if op.type == op_type]
 
 
+def weight_ops(graph: Any, op_type: str) -> list[Any]:
+    """The ``Const``/``FileConstant`` ops that hold weights: named by fqn, unlike the ``Const``, ``Const_1``, ...
+    operands the reference's lowerings add (a Transpose's perm, a Mul's alpha)."""
+    return [op for op in ops_of(graph, op_type) if not re.fullmatch(r"Const(_\d+)?", op.name)]
+
+
 def files_under(root: str | os.PathLike) -> set[str]:
     """Every file below ``root``, as paths relative to it."""
     found = set()

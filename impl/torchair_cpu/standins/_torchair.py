@@ -1,7 +1,8 @@
 """IMPL-4: stand-in for upstream's native ``torchair.core._torchair`` (GE session, graphs, op registry, export).
 
-Everything here that would run GE or ask CANN raises ``NeedsCANNError``. The one exception is ``export``: upstream's
-Python builds the whole export model (``GeGraph.SerializeToString()``, a serialized ``ge.proto.ModelDef``,
+Everything here that would run GE or ask CANN raises ``NeedsCANNError``, with two exceptions. A graph handle,
+``TorchNpuGraphBase``, loads, compiles and runs its GE graph on the project's CPU GE executor (``_graph.py``). And
+``export``: upstream's Python builds the whole export model (``GeGraph.SerializeToString()``, a serialized ``ge.proto.ModelDef``,
 ge/_ge_graph.py) and hands it to the native side to be written as ``<export_path_dir>/<export_name>``; the stand-in
 writes those bytes unchanged, adding nothing. What GE's own writer would add or normalise is not imitated, so only an
 NPU run checks it.
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Mapping, NoReturn
+from typing import Mapping
 
-from torchair_cpu.standins._needs import needs_cann, unavailable
+from torchair_cpu.standins._graph import TorchNpuGraphBase
+from torchair_cpu.standins._needs import unavailable
+
 
 class TorchDataType(enum.Enum):
     """The names upstream's Python maps torch dtypes to; their native values exist only in CANN."""
@@ -52,34 +55,12 @@ initialized_with: list = []
 
 def InitializeGraphEngine(options: Mapping[str, str]) -> None:  # noqa: N802 - upstream's native name
     """Record the options; nothing is started. Upstream's Python enforces one set of global options per process
-    (CC-7 (b)) before it gets here; the graphs that would use a GE session raise on load/compile/run."""
+    (CC-7 (b)) before it gets here; the graphs run on the CPU GE executor, which needs no session."""
     initialized_with.append(dict(options))
 
 
 def FinalizeGraphEngine() -> None:  # noqa: N802 - upstream's native name
     """Upstream calls it at exit; GE never started here, so there is nothing to finalise."""
-
-
-class TorchNpuGraphBase:
-    """A GE graph handle: loading, compiling and running it all need GE."""
-
-    def __init__(self, name: str = "") -> None:
-        self.name = name
-
-    def load(self, *args, **kwargs) -> NoReturn:
-        needs_cann(f"GE graph load ({self.name})")
-
-    def set_hint_shape(self, *args, **kwargs) -> NoReturn:
-        needs_cann(f"GE graph set_hint_shape ({self.name})")
-
-    def compile(self, *args, **kwargs) -> NoReturn:
-        needs_cann(f"GE graph compile ({self.name})")
-
-    def auto_tune(self, *args, **kwargs) -> NoReturn:
-        needs_cann(f"GE graph auto_tune ({self.name})")
-
-    def run(self, *args, **kwargs) -> NoReturn:
-        needs_cann(f"GE graph run ({self.name})")
 
 
 InitDeviceStdoutChannel = unavailable("torchair.core._torchair.InitDeviceStdoutChannel")

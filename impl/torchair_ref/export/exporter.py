@@ -1,4 +1,5 @@
-"""``dynamo_export``: paths, checks and writes around capture (graph.py) and weight placement (weights.py)."""
+"""``dynamo_export``: paths, checks and writes around capture (capture.py), lowering to GE ops (ge_build.py)
+and weight placement (weights.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import torch
 
-from . import atc_config, ge_ir, ge_options, graph, weights
+from . import atc_config, capture, ge_build, ge_ir, ge_options, pbtxt, weights
 from ._files import write_all
 
 logger = logging.getLogger("torchair_ref")
@@ -112,16 +113,16 @@ def dynamo_export(
         where = "is an existing file" if existing == layout.root else f"is below {existing!r}, an existing file"
         raise NotADirectoryError(f"export_path {layout.root!r} {where}; pass a directory (it is created when missing)")
 
-    captured = graph.capture(model, args, kwargs, dynamic=dynamic)
-    graph_def, op_names = graph.build_graph(
+    captured = capture.capture(model, args, kwargs, dynamic=dynamic)
+    graph_def, op_names = ge_build.build_graph(
         captured, record_module_stack=_flag(config, "export.experimental.enable_record_nn_module_stack")
     )
     model_def = ge_ir.ModelDef(name=name)
     model_def.graph.extend([graph_def])
     main = model_def.graph[0]
     inputs = list(zip(captured.inputs, op_names))
-    constants = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == graph.CONSTANT]
-    model_weights = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == graph.WEIGHT]
+    constants = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == capture.CONSTANT]
+    model_weights = [weights.Weight(op, i.name, i.value) for i, op in inputs if i.role == capture.WEIGHT]
     weights.inline_constants(main, constants)
     graph_bytes, threshold = model_def.ByteSize(), weights.current_threshold()
     files = weights.place_weights(main, model_weights, layout.rank_dir, graph_bytes=graph_bytes, threshold=threshold)
@@ -141,10 +142,10 @@ def dynamo_export(
     )
     outputs = [
         (layout.air, model_def.SerializeToString()),
-        (layout.pbtxt, graph.to_pbtxt(main).encode()),
+        (layout.pbtxt, pbtxt.to_pbtxt(main).encode()),
         (layout.options_json, ge_options.render(ge_options.options_document(local, global_))),
     ]
-    groups = graph.process_groups(captured.gm)
+    groups = capture.process_groups(captured.gm)
     if rank == 0 and groups and _flag(config, "export.experimental.auto_atc_config_generated"):
         outputs += _atc_outputs(layout.root, name, world_size, atc_config.group_ranks(groups))
     if _refused([layout.rank_dir, *(p for p, _ in outputs), *(p for p, _ in files)]):

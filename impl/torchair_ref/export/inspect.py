@@ -1,4 +1,5 @@
-"""``python -m torchair_ref.export.inspect FILE.air [--json]``: what an ``.air`` file holds (ours or upstream's).
+"""``python -m torchair_ref.export.inspect FILE.air [--json] [--run INPUTS.npz [--compare EXPECTED.npz]]``: what an
+``.air`` file holds (ours or upstream's), and with ``--run`` what it computes (``run_graph``, EX-11).
 
 Prints the main graph's op counts by type, its inputs (``Data`` ops: index, dtype, shape), the dtypes of all op
 outputs, and its weights: inline ``Const`` ops and external ``FileConstant`` ops. Each ``FileConstant``'s file is
@@ -197,7 +198,7 @@ def render_text(s: Summary) -> str:
     external = [w for w in s.weights if w.kind == "FileConstant"]
     inline_bytes = sum(w.nbytes or 0 for w in inline)
     lines.append(
-        f"weights: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
+        f"constants: {len(inline)} inline (Const, {inline_bytes} bytes), {len(external)} external (FileConstant)"
     )
     for w in external:
         lines.append(f"  {w.name}  {w.dtype} {w.shape}  {_describe_file(w)}")
@@ -210,9 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torchair_ref.export.inspect", description=__doc__.splitlines()[0])
     parser.add_argument("air", help="the .air file")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--run", metavar="INPUTS.npz", help="run the graph on CPU on these inputs, print its outputs")
+    parser.add_argument("--compare", metavar="EXPECTED.npz", help="with --run: print the max difference from these")
     options = parser.parse_args(argv)
+    if options.compare and not options.run:
+        parser.error("--compare needs --run INPUTS.npz")
     try:
         summary = summarize(options.air)
+        ran = _run(options) if options.run else None
     except NotAnAirFile as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -220,10 +226,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {options.air} is a malformed GE IR ModelDef ({type(e).__name__}: {e})", file=sys.stderr)
         return 2
     if options.json:
-        print(json.dumps({**asdict(summary), "ok": summary.ok}, indent=2))
+        print(json.dumps({**asdict(summary), "ok": summary.ok, **({"run": ran} if ran is not None else {})}, indent=2))
     else:
-        print(render_text(summary))
+        print(render_text(summary) + (f"\n{ran}" if ran is not None else ""))
     return 0 if summary.ok else 1
+
+
+def _run(options: argparse.Namespace) -> str:
+    """``--run``: the graph's outputs (and differences) as text; NotAnAirFile for anything refused or failing."""
+    from . import run_graph  # imports torch and the executor: only when asked to run
+
+    try:
+        return run_graph.run(read_model(options.air), options.air, options.run, options.compare)
+    except run_graph.RunRefused as e:
+        raise NotAnAirFile(f"--run: {e}") from e
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch.distributed as dist
 
 import torchair_ref as _ref
-from torchair_ref.export import ge_ir, graph
+from torchair_ref.export import ge_ir, pbtxt
 
 
 def rewriting_export(edit, *, rewrite=True):
@@ -28,7 +28,7 @@ def rewriting_export(edit, *, rewrite=True):
         edit(model_def)
         if rewrite:
             air.write_bytes(model_def.SerializeToString())
-            (rank_dir / "dynamo.pbtxt").write_text(graph.to_pbtxt(model_def.graph[0]))
+            (rank_dir / "dynamo.pbtxt").write_text(pbtxt.to_pbtxt(model_def.graph[0]))
         return None
 
     return dynamo_export

@@ -1,0 +1,82 @@
+"""EX-11: run an exported graph with the suite's GE executor (``torchair_cpu.ge``, CPU kernels to CANN's documented
+semantics) and hold its outputs to the model's eager outputs under the suite's tolerance table.
+
+The executor is independent of both implementations under test: it reads only the ``.air`` file and the weight
+files its ``FileConstant`` ops name. A relative ``file_path`` is taken against the working directory, as EX-6's
+checks read it. EX-7 leaves the order of the ``Data`` ops open ("in some order"), so the model's inputs are fed in
+each order that fits the ``Data`` descs (dtype and static dims) and the one closest to eager is judged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any, List, Mapping, Sequence, Tuple
+
+import torch
+
+from conformance import exports, ge_ir
+from conformance.assertions import tolerance
+
+__all__ = ["user_tensors", "run_air", "eager_outputs", "differences", "closest"]
+
+
+def user_tensors(args: tuple, kwargs: Mapping[str, Any]) -> List[torch.Tensor]:
+    """The call's tensor inputs: positional ones, then keyword ones."""
+    return [t for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor)]
+
+
+def _fits(desc: Any, t: torch.Tensor) -> bool:
+    dims = list(desc.shape.dim)
+    return desc.dtype == ge_ir.proto_dtype(t.dtype) and len(dims) == t.dim() and all(
+        d in (-1, s) for d, s in zip(dims, t.shape))
+
+
+def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> List[List[torch.Tensor]]:
+    """EX-11: load ``path`` (its ``graph[0]``) with the GE executor and run it once per order of ``tensors`` that
+    fits its ``Data`` ops (index order); the outputs of each run. An error names the Data descs when none fits."""
+    from torchair_cpu import ge
+
+    model = exports.load_air(path)
+    data = sorted((op for op in model.graph[0].op if op.type == "Data"), key=lambda op: op.attr["index"].i)
+    orders = [list(p) for p in itertools.permutations(tensors)
+              if len(p) == len(data) and all(_fits(op.output_desc[0], t) for op, t in zip(data, p))]
+    if not orders:
+        raise AssertionError(
+            f"EX-11: no order of the inputs {[(t.dtype, tuple(t.shape)) for t in tensors]} fits the Data ops "
+            f"{[(op.name, list(op.output_desc[0].shape.dim)) for op in data]} of {path}")
+    graph = ge.load(model, weights_dir=os.getcwd())
+    return [list(graph.run(order)) for order in orders]
+
+
+def closest(runs: Sequence[Sequence[torch.Tensor]], want: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+    """The run (of ``run_air``'s) whose outputs are closest to ``want``: fewest mismatches, then smallest excess
+    over the tolerance."""
+    def badness(got: Sequence[torch.Tensor]) -> Tuple[int, float]:
+        found = differences(got, want)
+        return sum(1 for m, _, _ in found if m) + (len(got) != len(want)), max(
+            [d - b for m, d, b in found if not m] or [0.0])
+
+    return list(min(runs, key=badness))
+
+
+def eager_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str, Any]) -> List[torch.Tensor]:
+    """The model's own outputs on ``(args, kwargs)``, flattened (a tuple result is its elements in order)."""
+    with torch.no_grad():
+        result = module(*args, **kwargs)
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def differences(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor]) -> List[Tuple[str, float, float]]:
+    """Per output: a description of a shape/dtype mismatch (empty when none), max |got - want| and what the
+    tolerance table allows there (atol + rtol * max |want|)."""
+    found = []
+    for g, w in zip(got, want):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            found.append((f"{tuple(g.shape)} {g.dtype}, expected {tuple(w.shape)} {w.dtype}", float("inf"), 0.0))
+            continue
+        tol = tolerance(w.dtype)
+        diff = (g.double() - w.double()).abs().max().item() if w.numel() else 0.0
+        bound = tol["atol"] + tol["rtol"] * (w.double().abs().max().item() if w.numel() else 0.0)
+        found.append(("", diff, bound))
+    return found

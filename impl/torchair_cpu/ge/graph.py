@@ -1,0 +1,193 @@
+"""IMPL-4: load a GE ``ModelDef``/``GraphDef`` (GE_IR.md), check it, and run it on CPU tensors.
+
+Checks at load: every data edge ``"<op>:<index>"`` names an op of the graph and one of its outputs (``""`` is an
+omitted optional input, ``:-1`` a control edge that orders but carries no data), the graph has no cycle, exactly one
+``NetOutput``, ``Data`` indexes 0..n-1, every op type has a kernel (else ``UnsupportedOpError``) and every first input
+whose dtype the descs record is one the op accepts (else ``UnsupportedDtypeError``). The same dtype check runs again
+on the real tensors at run time, where symbolic (-1) dims have their values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from torchair_cpu.ge.errors import GeExecutorError, GraphCheckError, unsupported_op
+from torchair_cpu.ge.registry import KERNELS, OpView, ge_name
+from torchair_ref.export import ge_ir
+
+__all__ = ["Graph", "load"]
+
+#: op types the executor handles itself rather than through a kernel
+STRUCTURAL = ("Data", "NetOutput")
+
+
+@dataclass(frozen=True)
+class _Step:
+    view: OpView
+    inputs: Tuple[Optional[Tuple[int, int]], ...]  # (producer step, output index) per input slot; None: omitted
+
+
+class Graph:
+    """A checked GE graph, ready to run; ``weights_dir`` resolves relative ``FileConstant`` paths."""
+
+    def __init__(self, graph: Any, weights_dir: Optional[Path] = None) -> None:
+        self.name: str = graph.name
+        self.weights_dir = weights_dir
+        self._steps, self._data_index, self._output = _plan(graph, weights_dir)
+        self.op_types: Dict[str, int] = {}
+        for step in self._steps:
+            self.op_types[step.view.type] = self.op_types.get(step.view.type, 0) + 1
+        self.num_inputs = len(self._data_index)
+
+    def run(self, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+        """Compute the graph's outputs (the ``NetOutput`` inputs, in order) from ``inputs`` (``Data`` index order)."""
+        if len(inputs) != self.num_inputs:
+            raise GeExecutorError(f"graph {self.name!r} has {self.num_inputs} Data inputs, got {len(inputs)} tensors")
+        with torch.no_grad():  # GE computes values, never an autograd graph
+            return self._run(inputs)
+
+    def _run(self, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+        values: List[Optional[Tuple[torch.Tensor, ...]]] = [None] * len(self._steps)
+        for position, step in enumerate(self._steps):
+            args = [None if ref is None else values[ref[0]][ref[1]] for ref in step.inputs]
+            if step.view.type == "Data":
+                out: Union[torch.Tensor, Tuple[torch.Tensor, ...]] = _data(step.view, inputs[self._data_index[position]])
+            elif step.view.type == "NetOutput":
+                # GE writes outputs to their own buffers: a graph input passed straight through is copied
+                out = tuple(a.clone() if any(a is i for i in inputs) else a for a in args)
+            else:
+                entry = KERNELS[step.view.type]
+                first = next((a for a in args if a is not None), None)
+                if first is not None:
+                    entry.check_dtype(step.view.name, ge_name(first.dtype))
+                out = entry.fn(step.view, args)
+            values[position] = out if isinstance(out, tuple) else (out,)
+        return list(values[self._output])
+
+
+def load(model: Union[bytes, Any], weights_dir: Optional[Union[str, Path]] = None) -> Graph:
+    """Check and prepare ``model``: a serialized ``ModelDef`` (its ``graph[0]`` runs), or a parsed ModelDef/GraphDef."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        parsed = ge_ir.ModelDef()
+        try:
+            parsed.ParseFromString(bytes(model))
+        except Exception as exc:  # protobuf's DecodeError has no stable import path across runtimes
+            raise GraphCheckError(f"not a serialized GE ModelDef ({len(model)} bytes): {exc}") from exc
+        model = parsed
+    if hasattr(model, "graph") and not hasattr(model, "op"):
+        if len(model.graph) == 0:
+            raise GraphCheckError(f"ModelDef {model.name!r} holds no graph")
+        model = model.graph[0]
+    if not hasattr(model, "op"):
+        raise GraphCheckError(f"expected serialized ModelDef bytes, a ModelDef or a GraphDef, got {type(model).__name__}")
+    if not isinstance(model, ge_ir.GraphDef):
+        # upstream's own ge.proto classes (another descriptor pool): re-read through the project's schema
+        model = ge_ir.GraphDef.FromString(model.SerializeToString())
+    return Graph(model, None if weights_dir is None else Path(weights_dir))
+
+
+def _data(view: OpView, tensor: torch.Tensor) -> torch.Tensor:
+    """A graph input, checked against its ``Data`` desc: dtype, rank and every static (non -1) dim."""
+    if not isinstance(tensor, torch.Tensor):
+        raise GeExecutorError(f"Data {view.name!r} expects a torch.Tensor, got {type(tensor).__name__}")
+    desc = view.output_desc(0)
+    if desc is None or not desc.HasField("shape"):
+        return tensor
+    want = ge_ir.proto_dtype_name(desc.dtype)
+    if want not in (None, "DT_UNDEFINED") and want != ge_name(tensor.dtype):
+        raise GeExecutorError(f"Data {view.name!r} is {want}, got a {tensor.dtype} tensor")
+    dims = list(desc.shape.dim)
+    if dims == [-2]:  # GE's unknown rank
+        return tensor
+    if not dims and tensor.shape == (1,):
+        # upstream feeds a Python scalar as a 1-element tensor (ge/_ge_graph.py:704, numpy.array([value])) into a
+        # scalar Data, which GE accepts
+        return tensor.reshape(())
+    if len(dims) != tensor.dim() or any(d >= 0 and d != n for d, n in zip(dims, tensor.shape)):
+        raise GeExecutorError(f"Data {view.name!r} has shape {dims} (-1: any), got {list(tensor.shape)}")
+    return tensor
+
+
+def _plan(graph: Any, weights_dir: Optional[Path]) -> Tuple[List[_Step], Dict[int, int], int]:
+    """Order the ops topologically (data and control edges) and resolve every data edge; check the graph."""
+    ops = list(graph.op)
+    by_name: Dict[str, int] = {}
+    for i, op in enumerate(ops):
+        if op.name in by_name:
+            raise GraphCheckError(f"graph {graph.name!r}: two ops are named {op.name!r}")
+        by_name[op.name] = i
+    deps: List[List[int]] = [[] for _ in ops]
+    refs: List[List[Optional[Tuple[int, int]]]] = [[] for _ in ops]
+    for i, op in enumerate(ops):
+        for edge in op.input:
+            if edge == "":
+                refs[i].append(None)
+                continue
+            src, _, index = edge.rpartition(":")
+            if src not in by_name or not index.lstrip("-").isdigit():
+                raise GraphCheckError(f"op {op.type} ({op.name!r}): input {edge!r} names no op of graph {graph.name!r}")
+            deps[i].append(by_name[src])
+            if int(index) == -1:
+                continue
+            if int(index) < 0:
+                raise GraphCheckError(f"op {op.type} ({op.name!r}): input {edge!r} has a negative output index")
+            refs[i].append((by_name[src], int(index)))
+    order = _topological(ops, deps, graph.name)
+    position = {old: new for new, old in enumerate(order)}
+    steps, data_index, outputs = [], {}, []
+    for new, old in enumerate(order):
+        op = ops[old]
+        view = OpView(op, weights_dir)
+        if op.type == "NetOutput":
+            outputs.append(new)
+        elif op.type == "Data":
+            data_index[new] = view.i("index")
+        elif op.type not in KERNELS:
+            raise unsupported_op(op.type, op.name)
+        else:
+            _check_desc_dtype(op, ops, refs[old])
+        steps.append(_Step(view, tuple(None if r is None else (position[r[0]], r[1]) for r in refs[old])))
+    if len(outputs) != 1:
+        raise GraphCheckError(f"graph {graph.name!r} has {len(outputs)} NetOutput ops; GE needs exactly one")
+    if sorted(data_index.values()) != list(range(len(data_index))):
+        raise GraphCheckError(f"graph {graph.name!r}: Data indexes {sorted(data_index.values())} are not 0..n-1")
+    return steps, data_index, outputs[0]
+
+
+def _check_desc_dtype(op: Any, ops: List[Any], refs: List[Optional[Tuple[int, int]]]) -> None:
+    """At load, where the producer's output desc records a dtype, the first input's dtype must be accepted."""
+    first = next((r for r in refs if r is not None), None)
+    if first is None:
+        return
+    producer = ops[first[0]]
+    if first[1] >= len(producer.output_desc):
+        return
+    name = ge_ir.proto_dtype_name(producer.output_desc[first[1]].dtype)
+    if name not in (None, "DT_UNDEFINED"):
+        KERNELS[op.type].check_dtype(op.name, name)
+
+
+def _topological(ops: List[Any], deps: List[List[int]], graph_name: str) -> List[int]:
+    """Kahn's order, stable in the graph's op order; GraphCheckError on a cycle."""
+    waiting = [len(set(d)) for d in deps]
+    users: List[List[int]] = [[] for _ in ops]
+    for i, d in enumerate(deps):
+        for src in set(d):
+            users[src].append(i)
+    ready = [i for i, n in enumerate(waiting) if n == 0]
+    order: List[int] = []
+    while ready:
+        i = ready.pop(0)
+        order.append(i)
+        for user in users[i]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready.append(user)
+    if len(order) != len(ops):
+        stuck = sorted(ops[i].name for i in range(len(ops)) if waiting[i] > 0)[:5]
+        raise GraphCheckError(f"graph {graph_name!r} has a cycle through ops {stuck}")
+    return order

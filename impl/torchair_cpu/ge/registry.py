@@ -1,0 +1,145 @@
+"""IMPL-4: the GE executor's kernel registry, attrs and data types.
+
+A kernel is a function ``(op: OpView, inputs: list[Tensor | None]) -> Tensor | tuple[Tensor, ...]`` registered for
+one GE op type with ``@kernel("Type", dtypes=..., source=...)``. ``dtypes`` is the set of GE type names (``DT_...``)
+the op's registration accepts for its first data input, and ``source`` names where that set comes from (the op's
+``REG_OP`` in the wheel, or CANN's operator documentation), so a draw an NPU would reject is rejected here too.
+Modules that hold kernels are listed in ``torchair_cpu.ge.KERNEL_MODULES``; another module registers its own by
+importing ``kernel`` from here and being added to that list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from torchair_cpu.ge.errors import GraphCheckError, unsupported_dtype
+from torchair_ref.export import ge_ir
+
+__all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "RAW_OPS", "METADEF", "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
+
+KernelFn = Callable[["OpView", List[Optional[torch.Tensor]]], Union[torch.Tensor, Tuple[torch.Tensor, ...]]]
+
+#: where most dtype sets come from: the op registrations (REG_OP docstrings) generated into the wheel
+RAW_OPS = "torch_npu-2.14.0 torchair/_ge_concrete_graph/auto_generated_ge_raw_ops.py"
+
+#: where the ``TensorType::X()`` sets the registrations name are spelled out
+METADEF = "CANN metadef docs/api/TensorType.md"
+# TensorType sets (METADEF); the quantized and resource types have no torch dtype and never reach a kernel here
+FLOATS = frozenset({"DT_FLOAT", "DT_FLOAT16", "DT_BF16"})  # TensorType::FLOAT()
+UNARY = FLOATS | {"DT_DOUBLE", "DT_COMPLEX64", "DT_COMPLEX128"}  # UnaryDataType()
+REAL = FLOATS | {"DT_DOUBLE", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_UINT16", "DT_UINT32",
+                 "DT_UINT64"}  # RealNumberType()
+BASIC = REAL | {"DT_COMPLEX64", "DT_COMPLEX128"}  # BasicType(), also NumberType() here
+ALL = BASIC | {"DT_BOOL"}  # ALL(), less string and resource
+INDEX = frozenset({"DT_INT32", "DT_INT64"})  # IndexNumberType()
+
+_TORCH_DTYPES = (
+    torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8, torch.int16,
+    torch.uint16, torch.int32, torch.uint32, torch.int64, torch.uint64, torch.bool, torch.complex64,
+    torch.complex128)  # fmt: skip
+_BY_GE_NAME: Dict[str, torch.dtype] = {ge_ir.proto_dtype_name(ge_ir.proto_dtype(d)): d for d in _TORCH_DTYPES}
+
+
+def ge_name(dtype: torch.dtype) -> str:
+    """``DT_...`` of a torch dtype (GE_IR.md); TypeError for one GE has no type for."""
+    return ge_ir.proto_dtype_name(ge_ir.proto_dtype(dtype))
+
+
+def torch_dtype(name: Optional[str], what: str) -> torch.dtype:
+    """The torch dtype of the GE type ``name``; GraphCheckError naming ``what`` when torch has none on CPU."""
+    if name not in _BY_GE_NAME:
+        raise GraphCheckError(f"{what}: GE data type {name} has no CPU torch dtype here; "
+                              f"supported: {sorted(_BY_GE_NAME)}")
+    return _BY_GE_NAME[name]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One op type's CPU implementation and the dtypes its registration accepts (``None``: not checked)."""
+
+    op_type: str
+    fn: KernelFn
+    dtypes: Optional[FrozenSet[str]]
+    source: str
+
+    def check_dtype(self, op_name: str, dtype_name: str) -> None:
+        """Reject a first-input dtype the op's registration does not list."""
+        if self.dtypes is not None and dtype_name not in self.dtypes:
+            raise unsupported_dtype(self.op_type, op_name, dtype_name, self.dtypes, self.source)
+
+
+KERNELS: Dict[str, Kernel] = {}
+
+
+def kernel(op_type: str, *, dtypes: Optional[Iterable[str]], source: str) -> Callable[[KernelFn], KernelFn]:
+    """Register the decorated function as the CPU kernel of ``op_type`` (one kernel per type)."""
+
+    def register(fn: KernelFn) -> KernelFn:
+        if op_type in KERNELS:
+            raise ValueError(f"GE op {op_type} already has a kernel: {KERNELS[op_type].fn.__module__}")
+        KERNELS[op_type] = Kernel(op_type, fn, None if dtypes is None else frozenset(dtypes), source)
+        return fn
+
+    return register
+
+
+class OpView:
+    """Read access to one ``OpDef``'s name, type and attrs, with GE's defaults where the attr is absent."""
+
+    def __init__(self, op: Any, weights_dir: Optional[Path] = None) -> None:
+        self.op = op
+        self.weights_dir = weights_dir  # where a relative FileConstant path is resolved
+        self.name: str = op.name
+        self.type: str = op.type
+
+    def has(self, key: str) -> bool:
+        return key in self.op.attr
+
+    def _get(self, key: str, default: Any, field: str) -> Any:
+        if key not in self.op.attr:
+            if default is _REQUIRED:
+                raise GraphCheckError(f"op {self.type} ({self.name!r}) lacks its required attr {key!r}")
+            return default
+        return getattr(self.op.attr[key], field)
+
+    def i(self, key: str, default: Any = None) -> int:
+        return self._get(key, _REQUIRED if default is None else default, "i")
+
+    def f(self, key: str, default: Any = None) -> float:
+        return self._get(key, _REQUIRED if default is None else default, "f")
+
+    def b(self, key: str, default: Any = None) -> bool:
+        return self._get(key, _REQUIRED if default is None else default, "b")
+
+    def s(self, key: str, default: Any = None) -> bytes:
+        return self._get(key, _REQUIRED if default is None else default, "s")
+
+    def dt(self, key: str, default: Optional[int] = None) -> torch.dtype:
+        """A data-type attr as a torch dtype. GE writes it in its C++ numbering (GE_IR.md), either as a ``dt`` attr
+        (FileConstant's ``dtype``) or as an ``Int`` one (``REG_OP``'s ``ATTR(dtype, Int, DT_INT32)``: Shape's
+        ``dtype``, Cast's ``dst_type``, ge/_ge_graph.py:1633); both fields are read."""
+        if key in self.op.attr and self.op.attr[key].WhichOneof("value") in ("dt", "i"):
+            value = getattr(self.op.attr[key], self.op.attr[key].WhichOneof("value"))
+        elif key not in self.op.attr and default is not None:
+            value = default
+        else:
+            raise GraphCheckError(f"op {self.type} ({self.name!r}) lacks its data-type attr {key!r} (dt or int)")
+        return torch_dtype(ge_ir.cpp_dtype_name(value), f"op {self.type} ({self.name!r}) attr {key}={value}")
+
+    def ints(self, key: str, default: Optional[Sequence[int]] = None) -> List[int]:
+        if key not in self.op.attr and default is not None:
+            return list(default)
+        return list(self._get(key, _REQUIRED, "list").i)
+
+    def output_desc(self, index: int) -> Any:
+        return self.op.output_desc[index] if index < len(self.op.output_desc) else None
+
+    def fail(self, why: str) -> GraphCheckError:
+        return GraphCheckError(f"op {self.type} ({self.name!r}): {why}")
+
+
+_REQUIRED = object()

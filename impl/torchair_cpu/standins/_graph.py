@@ -1,0 +1,73 @@
+"""IMPL-4: upstream's native GE graph handle (``torchair.core._torchair.TorchNpuGraphBase``), backed by the project's
+GE executor (``torchair_cpu.ge``) so that upstream's own Python compiles, caches and runs graphs on CPU.
+
+Upstream's ``TorchNpuGraph`` (core/_backend.py:177-212) calls ``load(serialized ModelDef, options, input_placements,
+output_dtypes, executor_type)`` and ``set_hint_shape(input shapes, output shapes)`` once, ``compile()`` once, then
+``run((inputs, assigned_outputs, stream))`` per call, expecting a list of tensors. Here ``load`` parses and checks the
+graph (an op without a CPU kernel fails there, naming it), ``compile`` has nothing left to do, and ``run`` computes the
+outputs with torch, writing into any assigned output tensor as GE does. Nothing of GE's own compilation (fusion,
+memory planning, NPU kernels) is imitated: results are what CANN's operator semantics give, computed on CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+import torch
+
+from torchair_cpu.ge import GeExecutorError, Graph, load
+from torchair_cpu.ge.registry import torch_dtype
+from torchair_ref.export import ge_ir
+
+__all__ = ["TorchNpuGraphBase"]
+
+
+class TorchNpuGraphBase:
+    """A GE graph handle whose graph runs on the project's CPU GE executor."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self._graph: Optional[Graph] = None
+        self._output_dtypes: List[torch.dtype] = []
+        self.options: dict = {}
+        self.hint_shapes: Tuple[Any, Any] = ((), ())
+
+    def load(self, serialized_model: bytes, options: Mapping[str, str], input_placements: Sequence[int],
+             output_dtypes: Sequence[int], executor_type: int) -> None:
+        """Parse and check the ``ModelDef``; ``output_dtypes`` are GE C++ numbers, checked after every run."""
+        self._graph = load(bytes(serialized_model))
+        self.options = dict(options)
+        self._output_dtypes = [torch_dtype(ge_ir.cpp_dtype_name(v), f"graph {self.name!r} output dtype {v}")
+                               for v in output_dtypes]
+
+    def set_hint_shape(self, inputs_shape: Any, output_shapes: Any) -> None:
+        """GE uses the hints to plan memory; the executor computes shapes at run time and only keeps them."""
+        self.hint_shapes = (inputs_shape, output_shapes)
+
+    def compile(self) -> None:
+        """Everything the executor checks was checked by ``load``; a graph that was never loaded cannot compile."""
+        self._loaded()
+
+    def auto_tune(self, *args: Any, **kwargs: Any) -> None:
+        from torchair_cpu.standins._needs import needs_cann
+
+        needs_cann(f"GE graph auto_tune ({self.name}) (AOE tunes NPU kernels)")
+
+    def run(self, args: Tuple[Sequence[torch.Tensor], Sequence[Optional[torch.Tensor]], Any]) -> List[torch.Tensor]:
+        """Outputs of the graph for ``inputs``; an assigned output receives its value in place and is returned."""
+        inputs, assigned, _stream = args
+        graph = self._loaded()
+        outputs = graph.run(list(inputs))
+        if self._output_dtypes and [o.dtype for o in outputs] != self._output_dtypes:
+            raise GeExecutorError(f"graph {self.name!r}: the executor computed output dtypes "
+                                  f"{[o.dtype for o in outputs]}, upstream declared {self._output_dtypes}")
+        for index, target in enumerate(assigned or ()):
+            if target is not None:
+                target.copy_(outputs[index])
+                outputs[index] = target
+        return outputs
+
+    def _loaded(self) -> Graph:
+        if self._graph is None:
+            raise GeExecutorError(f"GE graph {self.name!r} was not loaded: upstream calls load() before compile/run")
+        return self._graph

@@ -1,0 +1,227 @@
+"""FX (ATen) graph -> GE IR GraphDef (EX-7, EX-9): the walk over the graph and the op-building API lowerings use.
+
+- ``Data`` for each graph input: user inputs first, in the order of ``(args, kwargs)``, named by their path in it
+  (``args_0``, ``kwargs_mask``); then the model's own parameters and buffers, named by fqn; then any other tensor the
+  graph captured, named ``constant_<k>``. The latter two are turned into ``Const``/``FileConstant`` by ``weights.py``.
+- Each ATen node is lowered by the entry of ``lowering.LOWERINGS`` for its operator to the GE op (or small group of
+  ops) upstream's converters emit for it: GE op types, GE's input order and attrs (``Value``/``Builder.op``). An
+  operator without an entry raises ``UnsupportedOperatorError`` naming it and where the model calls it, so no op of
+  an invented type is ever written.
+- Symbolic sizes are computed in the graph with GE's ops as upstream does: ``Shape`` + ``Gather`` for a size of an
+  input, ``Mul``/``Add`` for arithmetic on sizes, ``Pack`` to build a shape list that holds one.
+- One ``NetOutput`` takes the graph's outputs as inputs.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx
+import torch.utils._pytree as pytree
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+from . import ge_ir
+from .capture import CapturedGraph, GraphInput
+from .pbtxt import module_stack_text, set_attr
+from .weights import raw_bytes
+
+
+class UnsupportedOperatorError(NotImplementedError):
+    """EX-7: an operator the reference has no GE lowering for; the message names it and the model code calling it."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """One output of a GE op: ``"<op>:<index>"`` with its dtype and shape (``-1`` for a symbolic dim)."""
+
+    op: str
+    index: int
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.op}:{self.index}"
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def _dims(shape: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(d) if is_concrete_int(d) else -1 for d in shape)
+
+
+def spec_of(value: Any) -> tuple[torch.dtype, tuple[int, ...]]:
+    """(dtype, dims) of a traced value: a (fake) tensor, or a Python/symbolic scalar (a 0-d tensor in GE)."""
+    if isinstance(value, torch.Tensor):
+        return value.dtype, _dims(value.shape)
+    if isinstance(value, (bool, torch.SymBool)):
+        return torch.bool, ()
+    if isinstance(value, (int, torch.SymInt)):
+        return torch.int64, ()
+    if isinstance(value, (float, torch.SymFloat)):
+        return torch.float64, ()
+    raise TypeError(f"internal: no GE descriptor for a traced value of type {type(value).__name__}")
+
+
+def _desc(dtype: torch.dtype, shape: Sequence[int], name: str = "") -> Any:
+    desc = ge_ir.TensorDescriptor(layout="ND", dtype=ge_ir.proto_dtype(dtype), name=name)
+    desc.shape.dim.extend(shape)
+    return desc
+
+
+class Builder:
+    """Appends GE ops to a GraphDef in topological order; what lowerings call to build their ops."""
+
+    def __init__(self, graph: Any, record_module_stack: bool) -> None:
+        self.graph = graph
+        self.record_module_stack = record_module_stack
+        self.names: set[str] = set()
+        self.values: dict[torch.fx.Node, Any] = {}  # FX node -> Value, or a list of Values for a multi-output node
+        self.node: torch.fx.Node | None = None  # the node being lowered (for its module stack)
+        self.data_ops = 0
+
+    def unique(self, name: str) -> str:
+        candidate, k = name, 0
+        while candidate in self.names:
+            k += 1
+            candidate = f"{name}_{k}"
+        self.names.add(candidate)
+        return candidate
+
+    def op(self, op_type: str, inputs: Sequence[tuple[str, Value | None]], outputs: Sequence[tuple[torch.dtype,
+           Sequence[int]]], attrs: dict[str, Any] | None = None, *, name: str | None = None) -> list[Value]:
+        """Append one op: ``inputs`` as (GE input name, value or None for an omitted optional input), in GE's order;
+        ``attrs`` by GE attr name; returns its outputs."""
+        op = ge_ir.OpDef(name=self.unique(name or op_type), type=op_type)
+        for input_name, value in inputs:
+            op.input.append(value.ref if value is not None else "")
+            op.input_desc.append(_desc(value.dtype, value.shape, input_name) if value is not None else
+                                 ge_ir.TensorDescriptor(name=input_name))
+        for key, attr in (attrs or {}).items():
+            if not set_attr(op.attr[key], attr):
+                del op.attr[key]
+        stack = self.node.meta.get("nn_module_stack") if self.node is not None else None
+        if self.record_module_stack and stack:
+            op.attr["nn_module_stack"].s = module_stack_text(stack).encode()
+        for dtype, shape in outputs:
+            op.output_desc.append(_desc(dtype, shape))
+        op.id = len(self.graph.op)
+        self.graph.op.extend([op])
+        return [Value(op.name, i, dtype, tuple(shape)) for i, (dtype, shape) in enumerate(outputs)]
+
+    def one(self, op_type: str, inputs: Sequence[tuple[str, Value | None]], dtype: torch.dtype,
+            shape: Sequence[int], attrs: dict[str, Any] | None = None, *, name: str | None = None) -> Value:
+        """``op`` for the common case of one output."""
+        return self.op(op_type, inputs, [(dtype, shape)], attrs, name=name)[0]
+
+    def const(self, data: Any, dtype: torch.dtype) -> Value:
+        """A ``Const`` op holding ``data`` (a number, a list of numbers or a tensor) as ``dtype``."""
+        tensor = torch.as_tensor(data).to(dtype).contiguous()
+        op = ge_ir.OpDef(name=self.unique("Const"), type="Const")
+        desc = _desc(dtype, tuple(tensor.shape))
+        op.attr["value"].t.desc.CopyFrom(desc)
+        op.attr["value"].t.data = raw_bytes(tensor)
+        op.output_desc.append(desc)
+        op.id = len(self.graph.op)
+        self.graph.op.extend([op])
+        return Value(op.name, 0, dtype, tuple(tensor.shape))
+
+    def cast(self, value: Value, dtype: torch.dtype) -> Value:
+        """``Cast`` to ``dtype`` (attr ``dst_type``: GE's C++ type number), or ``value`` itself when it has it."""
+        if value.dtype == dtype:
+            return value
+        return self.one("Cast", [("x", value)], dtype, value.shape, {"dst_type": ge_ir.cpp_dtype(dtype)})
+
+    def promote(self, value: Any, dtype: torch.dtype) -> Value:
+        """Upstream's ``dtype_promote``: a tensor cast to ``dtype``, a Python number as a 0-d ``Const`` of it."""
+        return self.cast(value, dtype) if isinstance(value, Value) else self.const(value, dtype)
+
+    def int_list(self, values: Sequence[Any], dtype: torch.dtype = torch.int64) -> Value:
+        """A shape-like list as a 1-d tensor: a ``Const`` when every entry is known, else a ``Pack`` of 0-d entries
+        (the symbolic ones computed in the graph, the others ``Const``)."""
+        if not any(isinstance(v, Value) for v in values):
+            return self.const([int(v) for v in values], dtype)
+        entries = [self.promote(v, dtype) for v in values]
+        return self.one("Pack", [(f"x{k}", v) for k, v in enumerate(entries)], dtype, (len(entries),),
+                        {"N": len(entries), "axis": 0})
+
+    # ------------------------------------------------------------------------------------------------ the walk
+
+    def data(self, graph_input: GraphInput) -> str:
+        fake = graph_input.node.meta.get("val")
+        dtype, shape = spec_of(fake if fake is not None else graph_input.value)
+        value = self.one("Data", [], dtype, shape, {"index": self.data_ops}, name=graph_input.name)
+        self.data_ops += 1
+        self.values[graph_input.node] = value
+        return value.op
+
+    def call(self, node: torch.fx.Node) -> None:
+        from .lowering import LOWERINGS  # the tables import this module for Value and Builder
+
+        if node.target is operator.getitem and isinstance(self.values.get(node.args[0]), list):
+            self.values[node] = self.values[node.args[0]][node.args[1]]
+            return
+        lower = LOWERINGS.get(node.target)
+        if lower is None:
+            raise UnsupportedOperatorError(
+                f"dynamo_export: operator {_target_name(node.target)} has no GE lowering in the reference, so the "
+                f"graph cannot be written with GE op types (EX-7); it is called at {where(node)}. Rewrite that code "
+                "with supported operators or add a lowering to torchair_ref.export.lowering.")
+        args = pytree.tree_map(self._arg, node.args)
+        kwargs = pytree.tree_map(self._arg, dict(node.kwargs))
+        self.node = node
+        try:
+            self.values[node] = lower(self, node, *args, **kwargs)
+        finally:
+            self.node = None
+
+    def _arg(self, value: Any) -> Any:
+        if isinstance(value, torch.fx.Node):
+            return self.values[value]
+        return value
+
+    def net_output(self, node: torch.fx.Node) -> None:
+        leaves = [self.values[v] for v in pytree.tree_leaves(node.args) if isinstance(v, torch.fx.Node)]
+        if not leaves:
+            raise ValueError("the model returns no tensor, so the exported graph would have no output")
+        self.op("NetOutput", [(f"x{k}", v) for k, v in enumerate(leaves)], [])
+
+
+def _target_name(target: Any) -> str:
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)):
+        return str(target) if isinstance(target, torch._ops.OpOverload) else target.name()
+    module = getattr(target, "__module__", None) or type(target).__module__
+    return f"{module.removeprefix('_')}.{getattr(target, '__qualname__', repr(target))}"
+
+
+def where(node: torch.fx.Node) -> str:
+    """The model code an FX node comes from: its module path and the innermost source line Dynamo recorded."""
+    stack = node.meta.get("nn_module_stack") or {}
+    modules = " > ".join(module_stack_text(stack).splitlines()) if stack else "the model's top level"
+    trace = (node.meta.get("stack_trace") or "").strip().splitlines()
+    line = next((t.strip() for t in reversed(trace) if t.strip().startswith("File ")), "")
+    return f"{modules}" + (f" ({line})" if line else "") + f" [FX node {node.name}]"
+
+
+def build_graph(captured: CapturedGraph, *, record_module_stack: bool = False) -> tuple[Any, list[str]]:
+    """EX-7/EX-9: the GE GraphDef of a captured graph and the names of the ``Data`` ops of ``captured.inputs``.
+
+    Weights and constants are still ``Data`` ops here; ``weights.py`` replaces them.
+    """
+    graph = ge_ir.GraphDef(name="graph")
+    builder = Builder(graph, record_module_stack)
+    op_names = [builder.data(graph_input) for graph_input in captured.inputs]
+    for node in captured.gm.graph.nodes:
+        if node.op == "call_function":
+            builder.call(node)
+        elif node.op == "output":
+            builder.net_output(node)
+        elif node.op not in ("placeholder", "get_attr"):
+            raise NotImplementedError(f"FX node {node.name} of kind {node.op} has no GE form")
+    return graph, op_names

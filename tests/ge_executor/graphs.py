@@ -1,0 +1,74 @@
+"""A tiny GE graph builder for the executor's tests: ops are written as GE_IR.md lays them out."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import torch
+
+from torchair_cpu import ge
+from torchair_ref.export import ge_ir
+
+
+class Builder:
+    """Builds one ``GraphDef`` op by op; ``out(name, i)`` is the edge ``"name:i"``."""
+
+    def __init__(self, name: str = "g") -> None:
+        self.graph = ge_ir.GraphDef(name=name)
+        self._inputs = 0
+
+    def op(self, op_type: str, inputs: Sequence[str] = (), name: Optional[str] = None, **attrs: Any) -> str:
+        op = self.graph.op.add(name=name or f"{op_type}_{len(self.graph.op)}", type=op_type)
+        op.input.extend(inputs)
+        for key, value in attrs.items():
+            attr = op.attr[key]
+            if isinstance(value, bool):
+                attr.b = value
+            elif isinstance(value, int):
+                attr.i = value
+            elif isinstance(value, float):
+                attr.f = value
+            elif isinstance(value, bytes):
+                attr.s = value
+            elif isinstance(value, torch.dtype):  # a data type: C++ numbering, as a dt attr
+                attr.dt = ge_ir.cpp_dtype(value)
+            elif isinstance(value, list):
+                attr.list.i.extend(value)
+            else:
+                raise TypeError(f"attr {key}={value!r}")
+        return op.name
+
+    def data(self, tensor: Optional[torch.Tensor] = None, dims: Optional[List[int]] = None) -> str:
+        name = self.op("Data", index=self._inputs)
+        self._inputs += 1
+        if tensor is not None:
+            desc = self.graph.op[-1].output_desc.add(dtype=ge_ir.proto_dtype(tensor.dtype), layout="ND")
+            desc.shape.dim.extend(list(tensor.shape) if dims is None else dims)
+        return f"{name}:0"
+
+    def const(self, tensor: torch.Tensor) -> str:
+        name = self.op("Const")
+        op = self.graph.op[-1]
+        value = op.attr["value"].t
+        value.desc.dtype = ge_ir.proto_dtype(tensor.dtype)
+        value.desc.layout = "ND"
+        value.desc.shape.dim.extend(tensor.shape)
+        value.data = tensor.contiguous().numpy().tobytes() if tensor.dtype != torch.bfloat16 else \
+            tensor.contiguous().view(torch.int16).numpy().tobytes()
+        op.output_desc.add().CopyFrom(value.desc)
+        return f"{name}:0"
+
+    def output(self, *edges: str) -> ge.Graph:
+        self.op("NetOutput", list(edges))
+        return ge.load(ge_ir.ModelDef(name="m", graph=[self.graph]).SerializeToString())
+
+
+def run_op(op_type: str, inputs: Sequence[Optional[torch.Tensor]], outputs: int = 1, **attrs: Any) -> List[torch.Tensor]:
+    """Run one ``op_type`` op on ``inputs`` (``None``: an omitted optional input) and return its outputs."""
+    b = Builder()
+    feeds = [t for t in inputs if t is not None]
+    edges = []
+    for t in inputs:
+        edges.append("" if t is None else b.data(t))
+    name = b.op(op_type, edges, **attrs)
+    return b.output(*[f"{name}:{i}" for i in range(outputs)]).run(feeds)
