@@ -162,6 +162,7 @@ def test_header_json_and_known_divergences(tmp_path):
     assert records["test_surface_is_present"]["clauses"] == ["IMPL-1"]
     assert records["test_conformance_declaration_is_well_formed"]["outcome"] == "passed"
     assert document["implementation"] == "torchair_ref" and "torch" in document["versions"]
+    assert document["label"] == "", "IMPL-4: only an adapter that runs something other than itself labels its results"
     assert document["stale_divergences"] and all(r["implementation"] == "torchair_ref" for r in document["tests"])
 
     proc, document = _run_suite(tmp_path, "-k", "surface or declaration", f"--known-divergences-file={listing}",

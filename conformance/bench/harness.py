@@ -101,10 +101,11 @@ class Options:
     @property
     def compiler(self) -> str:
         """The graph compiler the implementation is configured with: eager (`debug.run_eagerly`), else GE on an
-        NPU and Inductor elsewhere (the reference's default)."""
+        NPU or for upstream on CPU (`torchair_cpu`: GE graphs on the project's executor), and Inductor elsewhere
+        (the reference's default)."""
         if self.run_eagerly:
             return "eager"
-        return "ge" if self.device == "npu" else "inductor"
+        return "ge" if self.device == "npu" or self.impl.split(".")[0] == "torchair_cpu" else "inductor"
 
     def bench_key(self) -> dict[str, Any]:
         """What was measured, beside the environment: part of every record's key."""
@@ -203,7 +204,7 @@ def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir
     spec = {
         "subject": subject, "impl": options.impl, "model": options.model, "mode": options.mode,
         "dynamic": options.dynamic, "run_eagerly": options.run_eagerly, "ge_cache": options.ge_cache,
-        "device": options.device, "cache_dir": cache_dir, "aot_file": aot_file,
+        "device": options.device, "compiler": options.compiler, "cache_dir": cache_dir, "aot_file": aot_file,
         "steady": options.steady, "overhead": options.overhead_timing,
     }
     extra = {"TORCHAIR_CACHE_HOME": None, "TORCHINDUCTOR_CACHE_DIR": inductor_cache,

@@ -160,7 +160,7 @@ def _overhead(spec: dict[str, Any], impl: Any, built: Any) -> dict[str, Any]:
     from conformance.bench import overhead
 
     compiler = "eager" if spec["run_eagerly"] else "inductor"
-    if spec.get("device", "cpu") == "npu" and compiler != "eager":
+    if (spec.get("device", "cpu") == "npu" or spec.get("compiler") == "ge") and compiler != "eager":
         raise Skip("the graph called directly is built with Inductor or as the ATen graph; GE graphs are not")
     return overhead.measure(_cached(impl, spec, built), built, compiler=compiler, dynamic=spec["dynamic"],
                             **spec.get("overhead", {}))
