@@ -223,7 +223,7 @@ class CachedFunction:
         module_globals.update(bytecode.injected_objects(loaded.globals))
         failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
         if failed is not None:
-            raise artifact.StaleCacheError(f"the module or the code it reaches changed: {failed}")
+            raise artifact.StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
         boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
         graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
         rebuilt, graph_name = bytecode.rebuild(

@@ -47,6 +47,8 @@ def _step(value: Any, op: str, arg: Any) -> Any:
         return dict.__getitem__(value, arg) if isinstance(value, dict) else value[arg]
     if op == "at":
         return value[list(dict.keys(value))[arg]]
+    if op == "key":
+        return list(dict.keys(value))[arg]
     if op == "type":
         return type(value)
     if op == "dict":
@@ -74,9 +76,14 @@ def first_call_failure(specs: list[dict], module: Any, function: types.FunctionT
         try:
             ok = _holds(spec, lambda s: resolve(s, frame, module_globals, memo), digests)
         except Exception as exc:  # noqa: BLE001 - a source that is gone fails its guard
-            ok, spec = False, {**spec, "text": f"{spec['text']} ({type(exc).__name__}: {exc})"}
+            return f"{spec['guard']} failed: {spec['text']} ({type(exc).__name__}: {exc})"
         if not ok:
-            return f"{spec['guard']} failed: {spec['text']}"
+            found = memo.get(spec.get("source", ""))
+            if isinstance(found, torch.Tensor):
+                found = f"{found.dtype} on {found.device.type}, size {list(found.shape)}, stride {list(found.stride())}"
+            elif spec["check"] in ("class", "object"):
+                found = guard_spec.qualified_name(type(found))
+            return f"{spec['guard']} failed: {spec['text']}" + ("" if found is None else f" (found {found!s:.200})")
     return None
 
 
@@ -218,6 +225,8 @@ def _source_code(source: str, params: set) -> str:
             code = f"{code}.{arg}" + ("()" if op == "call" else "")
         elif op == "item":
             code = f"{code}[{arg!r}]"
+        elif op == "key":
+            code = f"_tq_list(_tq_dict.keys({code}))[{int(arg)}]"
         elif op == "at":
             code = f"{code}[_tq_list(_tq_dict.keys({code}))[{int(arg)}]]"
         else:
@@ -234,13 +243,15 @@ def _test(spec: dict, i: int, namespace: dict, params: set) -> str:
         return "_tq_state[_tq_grad()]()"
     if check == "function_modes":
         namespace["_tq_modes"] = torch._C._len_torch_function_stack
-        return "_tq_modes() == 0"
+        return "not _tq_modes()"
     if check == "default_device":
         import torch.utils._device as device
 
         namespace["_tq_device"] = device
         namespace[f"_tq_v{i}"] = spec["device"]
-        return f"_tq_device.CURRENT_DEVICE is None if _tq_v{i} is None else str(_tq_device.CURRENT_DEVICE) == _tq_v{i}"
+        if spec["device"] is None:
+            return "_tq_device.CURRENT_DEVICE is None"
+        return f"_tq_device.CURRENT_DEVICE is not None and str(_tq_device.CURRENT_DEVICE) == _tq_v{i}"
     if check == "expr":
         codes = {f"_s{n}": _source_code(source, params) for n, source in enumerate(spec["sources"])}
         return guard_spec.substitute(spec["expr"], codes, prefix="_tq_")

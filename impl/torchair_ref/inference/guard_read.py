@@ -60,7 +60,7 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
             add("DICT_GUARD", source, None, value_at(source))
             for index, (key_manager, value_manager) in sorted(manager.get_key_value_managers().items()):
                 if key_manager is not None:
-                    raise guard_spec.UnknownGuard(f"a guard on the keys of {source}")
+                    walk(key_manager, f"list(dict.keys({source}))[{int(index)}]")
                 if value_manager is not None:
                     walk(value_manager, f"{source}[list(dict.keys({source}))[{int(index)}]]")
         for child in manager.get_child_managers():

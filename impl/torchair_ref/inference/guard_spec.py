@@ -92,6 +92,10 @@ def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
         return None if inner is None else (inner[0], inner[1] + [["attr", node.attr]])
     if isinstance(node, ast.Subscript):
         key = node.slice
+        keys_of = _keys_of(node.value)
+        if keys_of is not None and isinstance(key, ast.Constant) and type(key.value) is int:
+            inner = _source_of(keys_of)
+            return None if inner is None else (inner[0], inner[1] + [["key", key.value]])
         if isinstance(key, ast.Constant) and type(key.value) in (int, str):
             inner = _source_of(node.value)
             return None if inner is None else (inner[0], inner[1] + [["item", key.value]])
@@ -120,11 +124,8 @@ def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
     return None
 
 
-def _key_index(key: ast.AST, container: ast.AST) -> int | None:
-    """`list(dict.keys(X))[i]` used as the key into X itself: the value at insertion index i."""
-    if not (isinstance(key, ast.Subscript) and isinstance(key.slice, ast.Constant) and type(key.slice.value) is int):
-        return None
-    call = key.value
+def _keys_of(call: ast.AST) -> ast.AST | None:
+    """X in `list(dict.keys(X))` (the dict's keys in insertion order), else None."""
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "list"
             and len(call.args) == 1 and isinstance(call.args[0], ast.Call)):
         return None
@@ -132,7 +133,15 @@ def _key_index(key: ast.AST, container: ast.AST) -> int | None:
     if not (isinstance(keys.func, ast.Attribute) and keys.func.attr == "keys" and isinstance(keys.func.value, ast.Name)
             and keys.func.value.id == "dict" and len(keys.args) == 1):
         return None
-    return key.slice.value if ast.dump(keys.args[0]) == ast.dump(container) else None
+    return keys.args[0]
+
+
+def _key_index(key: ast.AST, container: ast.AST) -> int | None:
+    """`list(dict.keys(X))[i]` used as the key into X itself: the value at insertion index i."""
+    if not (isinstance(key, ast.Subscript) and isinstance(key.slice, ast.Constant) and type(key.slice.value) is int):
+        return None
+    keys_of = _keys_of(key.value)
+    return key.slice.value if keys_of is not None and ast.dump(keys_of) == ast.dump(container) else None
 
 
 def when(sources: Iterable[str], fixed: frozenset[str]) -> str:
