@@ -39,7 +39,10 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
     seen: set[str] = set()
 
     def add(kind: str, source: str | None, guard: Any, value: Any = None) -> None:
-        parts = [guard_spec.strip_comment(p) for p in guard.verbose_code_parts()] if guard is not None else []
+        if guard is not None:
+            parts = [guard_spec.strip_comment(p) for p in guard.verbose_code_parts()]
+        else:  # a guard of our own (a dict's length): its text says what it checks
+            parts = [f"len({source}) == {len(value)}"]
         for spec in guard_spec.translate(kind, source, parts, value, fixed=fixed, graph_inputs=graph_inputs):
             key = repr(sorted(spec.items()))
             if key not in seen:  # the same guard is listed under each source it reads
@@ -56,6 +59,9 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
                                    "TENSOR_MATCH", "DEFAULT_DEVICE")
             value = _value(kind, source, value_at) if needs_value else None
             add(kind, source, guard, value)
+            if kind == "TYPE_MATCH" and isinstance(value, torch.nn.Module):
+                for hooks in _HOOK_DICTS:  # torch 2.13 skips them (`skip_nnmodule_hook_guards`); 2.14 guards them
+                    add("DICT_LENGTH", f"{source}.{hooks}", None, getattr(value, hooks))
         if type(manager).__name__ == "DictGuardManager":
             add("DICT_GUARD", source, None, value_at(source))
             for index, (key_manager, value_manager) in sorted(manager.get_key_value_managers().items()):
@@ -71,6 +77,10 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
     for guard in root.get_epilogue_lambda_guards():
         add(type(guard).__name__, None, guard)
     return specs
+
+
+#: the hook dicts of a module that its call runs (a hook added or removed after the cold trace changes the result)
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks")
 
 
 def _value(kind: str, source: str | None, value_at: Any) -> Any:
