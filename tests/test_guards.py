@@ -93,7 +93,8 @@ def test_first_call_checks_name_the_failing_guard():
     assert guard_check.first_call_failure(specs, module, torch.nn.Linear.forward, {}) is None
     module.train()
     assert "FALSE_MATCH" in guard_check.first_call_failure(specs, module, torch.nn.Linear.forward, {})
-    assert "TENSOR_MATCH" in guard_check.first_call_failure(specs, torch.nn.Linear(3, 2).eval(), torch.nn.Linear.forward, {})
+    wider = torch.nn.Linear(3, 2).eval()
+    assert "TENSOR_MATCH" in guard_check.first_call_failure(specs, wider, torch.nn.Linear.forward, {})
 
 
 def _wrapped(specs):

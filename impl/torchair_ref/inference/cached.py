@@ -237,7 +237,8 @@ class CachedFunction:
     @staticmethod
     def _guard_failed(spec: dict, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
-        raise inputs.InputMismatchError(inputs.Mismatch("type", f"Dynamo's guard {spec['guard']} fails: {spec['text']}"))
+        found = inputs.Mismatch("type", f"Dynamo's guard {spec['guard']} fails: {spec['text']}")
+        raise inputs.InputMismatchError(found)
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
         """CC-15: a size or stride that does not fit on the first warm call is an `AssertionError`; anything else
@@ -374,7 +375,7 @@ class CachedFunction:
                 "options_string": options_string(self._config),
             },
             bytecode=bytecode.encode(transformed),
-            globals=bytecode.injected_globals(transformed, function.__globals__),
+            globals=bytecode.injected_globals(transformed, function.__globals__, guard_spec.global_names(guards)),
             inputs=[record.describe_input(source, role, value) for source, role, value in compilation.inputs],
             guards=guards,
             graph=graph.record,

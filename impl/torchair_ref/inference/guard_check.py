@@ -106,7 +106,8 @@ def _holds(spec: dict, at: Callable[[str], Any], digests: dict) -> bool:
     if check == "constant":
         return value is spec["value"]
     if check == "equals":
-        return guard_spec.qualified_name(type(value)) == spec["type"] and value == guard_spec.from_literal(spec["value"])
+        same_type = guard_spec.qualified_name(type(value)) == spec["type"]
+        return same_type and value == guard_spec.from_literal(spec["value"])
     if check == "length":
         return len(value) == spec["length"]
     if check == "contains":

@@ -289,6 +289,17 @@ def _spec(check: str, guard: str, at: str, text: str, **fields: Any) -> dict[str
     return {"check": check, "guard": guard, "when": at, "text": text[:300], **fields}
 
 
+def global_names(specs: list[dict[str, Any]]) -> set[str]:
+    """The module globals the checks read (`G[name]` roots) (pure)."""
+    names = set()
+    for spec in specs:
+        for source in spec.get("sources", []) + ([spec["source"]] if "source" in spec else []):
+            root, _ = parse_source(source)
+            if root[0] == "G":
+                names.add(root[1])
+    return names
+
+
 #: the keys each kind of spec must have (a record whose specs lack them is broken: `validate`)
 FIELDS = {
     "class": ("source", "name", "digest"), "object": ("source", "object"), "constant": ("source", "value"),
