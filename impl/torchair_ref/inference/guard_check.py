@@ -11,6 +11,7 @@ ambient state (PyTorch's C++ `GlobalStateGuard`, loaded from `torch._C` without 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import types
 from typing import Any, Callable
@@ -166,8 +167,8 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[dict
     specs = [s for s in specs if s["when"] == "call"]
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
-    varargs = code.co_varnames[len(names)] if code.co_flags & inspect_varargs else None
-    varkw = code.co_varnames[len(names) + bool(varargs)] if code.co_flags & inspect_varkw else None
+    varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None
+    varkw = code.co_varnames[len(names) + bool(varargs)] if code.co_flags & inspect.CO_VARKEYWORDS else None
     params = list(positional)
     if code.co_posonlyargcount:
         params.insert(code.co_posonlyargcount, "/")
@@ -206,10 +207,6 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[dict
     namespace["_tq_which"].__kwdefaults__ = guarded.__kwdefaults__ = function.__kwdefaults__
     guarded.__qualname__ = function.__qualname__
     return guarded
-
-
-inspect_varargs = 0x04  # CO_VARARGS
-inspect_varkw = 0x08  # CO_VARKEYWORDS
 
 
 def _source_code(source: str, params: set) -> str:
