@@ -14,7 +14,7 @@ import dis
 import marshal
 import sys
 import types
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import torch
 
@@ -38,13 +38,15 @@ def transformed_code(code: types.CodeType) -> types.CodeType:
     return entries[0].code
 
 
-def injected_globals(code: types.CodeType, module_globals: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """Describe the globals Dynamo injected for `code` as data (`_refs`), the compiled graph as `{"graph": ...}`."""
+def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also: Iterable[str] = ()
+                     ) -> dict[str, dict[str, str]]:
+    """Describe the globals Dynamo injected for `code` as data (`_refs`), the compiled graph as `{"graph": ...}`;
+    `also`: more names to describe when Dynamo injected them (those its guards read, CC-21)."""
     stores = _global_stores(code)
     if stores:
         raise UncacheableError(f"the traced code assigns the module globals {sorted(stores)}")
     refs: dict[str, dict[str, str]] = {}
-    for name in sorted(_all_names(code)):
+    for name in sorted(_all_names(code) | set(also)):
         if name.startswith("__resume_at"):
             raise UncacheableError(f"the traced code continues in {name} (a graph break), which cannot be cached")
         if not name.startswith(_INJECTED_PREFIXES) or name not in module_globals:
@@ -207,6 +209,11 @@ def _global_stores(code: types.CodeType) -> set[str]:
         if isinstance(const, types.CodeType):
             found |= _global_stores(const)
     return found
+
+
+def injected_objects(refs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The objects Dynamo injected as globals, by their names in the traced code (the graph left out)."""
+    return {name: _resolve(ref) for name, ref in refs.items() if ref != _GRAPH}
 
 
 def _resolve(ref: dict[str, str]) -> Any:
