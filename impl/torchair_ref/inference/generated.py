@@ -22,18 +22,19 @@ MARKERS = {"dataclass": "<dataclass>", "namedtuple": "<namedtuple>"}
 
 def identify(code: types.CodeType) -> tuple[str, str, str] | None:
     """CC-18: (marker, "module:Class.method", digest) for a method Python generated for a dataclass or namedtuple
-    that can be imported by name; None for any other code. Walks the live classes (cold path only, tens of ms)."""
-    for cls in _classes():
-        kind = _kind(cls)
-        if kind is None:
+    that can be imported by name (the class that made it, or a subclass that inherits it, as in
+    `class Pair(namedtuple("Pair", ...))`); None for any other code. Walks the live classes (cold path only, tens of
+    ms)."""
+    classes = _classes()
+    for owner in classes:
+        if _kind(owner) is None:
             continue
-        for name, value in vars(cls).items():
-            if getattr(getattr(value, "__func__", value), "__code__", None) is code:
-                try:
-                    _refs.describe(cls)
-                except _refs.UnreferenceableError:
-                    return None  # a class made inside a function: a warm start could not find it again
-                return MARKERS[kind], f"{cls.__module__}:{cls.__qualname__}.{name}", digest(cls, name)
+        for name, value in vars(owner).items():
+            if _code(value) is code:
+                for cls in [owner] + [c for c in classes if issubclass(c, owner) and c is not owner]:
+                    if _code(getattr(cls, name, None)) is code and _importable(cls):
+                        return MARKERS[_kind(cls) or ""], f"{cls.__module__}:{cls.__qualname__}.{name}", digest(cls, name)
+                return None  # made inside a function: a warm start could not find the class again
     return None
 
 
@@ -46,29 +47,41 @@ def changed(marker: str, qualname: str, recorded: str) -> bool:
     except Exception:  # noqa: BLE001 - a class that is gone or unimportable: the cache is stale, never a crash
         return True
     return not isinstance(cls, type) or MARKERS.get(_kind(cls) or "") != marker or (
-        name not in vars(cls) or digest(cls, name) != recorded)
+        _code(getattr(cls, name, None)) is None or digest(cls, name) != recorded)
 
 
 def digest(cls: type, name: str) -> str:
     """SHA-256 of the class's fields (names, flags, plain defaults) and of its generated method's code."""
     if _kind(cls) == "dataclass":
         fields: Any = [[f.name, f.init, bool(getattr(f, "kw_only", False)), _plain(f.default),
-                        f.default_factory is not dataclasses.MISSING] for f in vars(cls)["__dataclass_fields__"].values()]
+                        f.default_factory is not dataclasses.MISSING] for f in cls.__dataclass_fields__.values()]
     else:
         fields = [list(cls._fields), {k: _plain(v) for k, v in cls._field_defaults.items()}]
-    value = vars(cls)[name]
-    code = getattr(value, "__func__", value).__code__
+    code = _code(getattr(cls, name))
     described = [fields, code.co_code.hex(), list(code.co_names), list(code.co_varnames),
                  [_plain(c) for c in code.co_consts]]
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()
 
 
 def _kind(cls: type) -> str | None:
-    if "__dataclass_fields__" in vars(cls):
+    if dataclasses.is_dataclass(cls):
         return "dataclass"
-    if issubclass(cls, tuple) and "_fields" in vars(cls) and "_field_defaults" in vars(cls):
+    if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_field_defaults"):
         return "namedtuple"
     return None
+
+
+def _code(value: Any) -> types.CodeType | None:
+    """The code of a function, or of the function a static/class method or bound method wraps."""
+    return getattr(getattr(value, "__func__", value), "__code__", None)
+
+
+def _importable(cls: type) -> bool:
+    try:
+        _refs.describe(cls)
+    except _refs.UnreferenceableError:
+        return False
+    return True
 
 
 def _plain(value: Any) -> Any:
