@@ -11,6 +11,7 @@ An input is ``{"shape": [...], "dtype": name, "seed": int, "layout": "contiguous
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -173,6 +174,8 @@ def make_inputs(specs: Sequence[Mapping[str, Any]], on: Optional[str] = None) ->
 def _leaves(value: Any) -> List[Any]:
     if isinstance(value, torch.Tensor):
         return [value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__qualname__] + _leaves([getattr(value, f.name) for f in dataclasses.fields(value)])
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _leaves(v)]
     if isinstance(value, dict):
@@ -262,14 +265,51 @@ class UnregisteredNet(nn.Module):
         return self.shift(self.proj(x) + self.plain) + GLOBAL_OFFSET.to(x.device)
 
 
-SPECIAL_MODELS = ("kwargs", "unregistered")
+@dataclasses.dataclass
+class ModelOutput:
+    """A HuggingFace-style output dataclass (``transformers.modeling_outputs``): tensors, one of them optional."""
+
+    last_hidden_state: torch.Tensor
+    hidden_states: Optional[torch.Tensor] = None
+
+
+class Pair(collections.namedtuple("Pair", ["value", "flat"])):
+    """A namedtuple output (subclassed, as libraries do to add methods)."""
+
+
+class ViewsNet(nn.Module):
+    """Outputs that alias the inputs: views (``view``, ``t``, a slice, ``view_as_real`` of a complex input), the input
+    itself (``contiguous`` of a contiguous tensor), beside a computed one (CC-18: cached, and views in eager)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor, z: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+        return self.proj(x), x.view(-1), x.t(), x[1:], torch.view_as_real(z), x.contiguous()
+
+
+class StructNet(nn.Module):
+    """A dataclass (HuggingFace ``ModelOutput`` style) and a namedtuple as outputs (CC-18)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> Tuple[ModelOutput, Pair]:
+        h = self.proj(x)
+        return ModelOutput(last_hidden_state=h, hidden_states=x * 2), Pair(h.sum(-1), x.view(-1))
+
+
+SPECIAL_MODELS = ("kwargs", "unregistered", "views", "structs")
 
 
 def build_special(name: str, width: int, seed: int) -> nn.Module:
     """One of the CC-18 modules, parameters drawn from ``seed``, in eval mode."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        module = {"kwargs": lambda: KwargsNet(width), "unregistered": lambda: UnregisteredNet(width, seed)}[name]()
+        module = {"kwargs": lambda: KwargsNet(width), "unregistered": lambda: UnregisteredNet(width, seed),
+                  "views": lambda: ViewsNet(width), "structs": lambda: StructNet(width)}[name]()
     return module.to(device()).eval()
 
 
@@ -284,6 +324,8 @@ def special_args(name: str, width: int, batch: int, seed: int, step: int = 2) ->
         meta = InputMeta(data=randn(width), is_prompt=False)
         kv = [randn(batch, width) for _ in range(2)]
         return (x, meta, kv), {"step": step, "bias": randn(width)}
+    if name == "views":
+        return (x, torch.complex(randn(batch, width), randn(batch, width))), {}
     return (x,), {}
 
 

@@ -60,6 +60,34 @@ def test_first_warm_call_checks_sizes_and_strides(impl, change, data):
     assert message in err["message"], f"CC-15: expected {message!r} in {err['message']!r}"
 
 
+@pytest.mark.clause("CC-15")
+@given(data=st.data())
+@settings(max_examples=profiles.examples_per_case("process", 2))
+def test_first_warm_call_of_a_dynamic_graph_names_concrete_sizes_and_strides(impl, data):
+    """The message of a dynamic graph names numbers, the graph's symbols bound to the call's sizes (the first
+    mismatching dim; upstream's `assert_size_stride` lists every one)."""
+    width = data.draw(st.integers(2, profiles.active().max_width), label="width")
+    module = {"kind": "stack", "seed": data.draw(cst.seeds, label="param_seed"), "dtype": "float32",
+              "structure": {"class_name": "DynSizeNet", "in_features": width,
+                            "layers": [{"kind": "linear", "out": width, "bias": True}]}}
+    shape = data.draw(st.lists(st.integers(2, 6), min_size=2, max_size=2), label="batch") + [width]
+    cold = {"shape": shape, "dtype": "float32", "seed": 0, "layout": "contiguous"}
+    warm = {"shape": shape, "dtype": "float32", "seed": 1, "layout": "strided"}
+    got = models.make_input(warm)
+    contiguous = models.make_input(cold)
+    message = _first_mismatch(got.shape, got.stride(), contiguous.shape, contiguous.stride())
+    job = {"module": module, "config": _config(impl), "cache_compile": {"dynamic": True}}
+    with harness.scratch() as base:
+        job["cache_compile"]["cache_dir"] = str(base / "cache")
+        assert_worker_ok(harness.run_worker("cold", {**job, "calls": [{"inputs": [cold]}]}, impl=impl.name, cwd=base),
+                         what="cold run")
+        result = harness.run_worker("warm", {**job, "calls": [{"inputs": [warm]}]}, impl=impl.name, cwd=base)
+    err = result["error"]
+    assert err is not None, f"CC-15: a strided input ({warm}) was accepted by the warm run of a dynamic graph: {result}"
+    assert err["type"] == "builtins.AssertionError", f"CC-15: expected AssertionError, got {err['type']}: {err['message']}"
+    assert message in err["message"], f"CC-15: expected {message!r} in {err['message']!r}"
+
+
 @pytest.mark.clause("CC-16")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
@@ -130,3 +158,36 @@ def test_unregistered_closure_and_global_tensors_are_rebound_on_warm_start(impl,
     assert warm["eager_max_diff"][0] <= 1e-4, (
         "CC-18: the warm run used the cold run's tensors instead of its own attribute, closure and global tensors: "
         f"max |warm - eager| = {warm['eager_max_diff'][0]}")
+
+
+@pytest.mark.clause("CC-18", "CC-14")
+@pytest.mark.parametrize("name", ["views", "structs"])
+@given(data=st.data())
+@settings(max_examples=profiles.examples("process"))
+def test_view_and_dataclass_outputs_are_cached_and_rebuilt(impl, name, data):
+    """Outputs that are views of the inputs (`view`, `t`, a slice, `view_as_real`, the input itself) and outputs built
+    as a dataclass (HuggingFace `ModelOutput` style) or a namedtuple: the cold run writes the file, a fresh process
+    loads it untraced, and both give eager's values, container types and aliasing (a view of the caller's tensor
+    where eager returns one, never a copy)."""
+    width = data.draw(st.integers(2, profiles.active().max_width), label="width")
+    batch = data.draw(st.integers(2, 6).filter(lambda b: b != width), label="batch")
+    dynamic = data.draw(st.booleans(), label="dynamic")
+    seed = data.draw(cst.seeds, label="seed")
+    job = {"module": {"kind": "special", "name": name, "width": width, "seed": seed}, "config": _config(impl),
+           "cache_compile": {"dynamic": dynamic}, "calls": [{"special": {"batch": batch, "seed": seed}}],
+           "compare_eager": True}
+    with harness.scratch() as base:
+        job["cache_compile"]["cache_dir"] = str(base / "cache")
+        cold = harness.run_worker("cold", job, impl=impl.name, cwd=base)
+        assert_worker_ok(cold, what="cold run")
+        files = sorted((base / "cache").rglob("compiled_module"))
+        warm = harness.run_worker("warm", job, impl=impl.name, cwd=base)
+    assert files, f"CC-18: no cache file was written for the {name} outputs; warnings: {cold['warnings']}"
+    assert_worker_ok(warm, what="warm run")
+    assert warm["unique_graphs"] == 0, f"CC-14: the warm run traced {warm['unique_graphs']} graph(s)"
+    for run, result in (("cold", cold), ("warm", warm)):
+        assert result["eager_max_diff"][0] <= 1e-4, f"CC-18: {run} run differs from eager: {result['eager_max_diff']}"
+        assert result["outputs"] == result["eager_outputs"], (
+            f"CC-18: {run} outputs' types or aliasing differ from eager's: {result['outputs']} vs "
+            f"{result['eager_outputs']}")
+    assert warm["digests"] == cold["digests"], "CC-14: warm outputs differ from the cold run's"

@@ -45,6 +45,64 @@ def test_overwrite_is_whole(tmp_path: Path) -> None:
     assert artifact.read(str(path)) == {"other": True}
 
 
+def _kernel(tag: str) -> str:
+    return (tag * 40)[:40] + ".so"  # the name `compilers.inductor` gives a kept kernel: 40 hex digits of its digest
+
+
+def test_a_save_keeps_only_the_kernels_its_record_names(tmp_path: Path) -> None:
+    """CC-11: a save after another one's (a racing cold process with its own Inductor cache built its own kernel)
+    leaves in `kernels/` exactly the kernels its record names; other files there are not touched."""
+    path = tmp_path / "f" / "compiled_module"
+    artifact.write(str(path), {"kernels": ["a"]}, {_kernel("a"): b"A", _kernel("b"): b"B"})
+    (path.parent / "kernels" / "notes.txt").write_bytes(b"not a kernel")
+    artifact.write(str(path), {"kernels": ["c"]}, {_kernel("c"): b"C"})
+    assert sorted(p.name for p in (path.parent / "kernels").iterdir()) == [_kernel("c"), "notes.txt"]
+    artifact.write(str(path), {"kernels": []})
+    assert sorted(p.name for p in (path.parent / "kernels").iterdir()) == ["notes.txt"]
+
+
+def test_a_failed_save_removes_the_kernels_it_added(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CC-11: a save that fails after writing its kernels (no room for the `compiled_module`) removes the kernel files
+    it added and keeps those the record already on disk names."""
+    path = tmp_path / "f" / "compiled_module"
+    artifact.write(str(path), {"kernels": ["a"]}, {_kernel("a"): b"A"})
+    replace = os.replace
+
+    def no_room_for_the_record(src: str, dst: str) -> None:
+        if dst == str(path):
+            raise OSError(28, "No space left on device")
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", no_room_for_the_record)
+    with pytest.raises(OSError, match="No space left"):
+        artifact.write(str(path), {"kernels": ["a", "d"]}, {_kernel("a"): b"A", _kernel("d"): b"D"})
+    assert sorted(p.name for p in (path.parent / "kernels").iterdir()) == [_kernel("a")]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["compiled_module", "kernels"]
+    assert artifact.read(str(path)) == {"kernels": ["a"]}
+
+
+def _save_repeatedly(path: str, tag: str, rounds: int) -> None:
+    for _ in range(rounds):
+        artifact.write(path, {"kernels": [tag]}, {_kernel(tag): tag.encode() * 1000})
+
+
+def test_racing_saves_leave_only_the_named_kernels(tmp_path: Path) -> None:
+    """CC-11: two processes saving the same function with different kernels at the same time: afterwards `kernels/`
+    holds exactly the kernel the surviving record names."""
+    import multiprocessing
+
+    path = tmp_path / "f" / "compiled_module"
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_save_repeatedly, args=(str(path), tag, 30)) for tag in "ab"]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0, worker.exitcode
+    (named,) = artifact.read(str(path))["kernels"]
+    assert sorted(p.name for p in (path.parent / "kernels").iterdir()) == [_kernel(named)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(cut=st.integers(min_value=0, max_value=10_000))
 def test_every_truncation_is_refused(tmp_path_factory: pytest.TempPathFactory, cut: int) -> None:

@@ -51,6 +51,28 @@ def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> 
     assert inputs.mismatch([torch.randn(2, 5)], record) is None
 
 
+@pytest.mark.parametrize(("record", "call", "expected"), [
+    # a static size beside a symbolic stride (today's main printed `stride 4==None`)
+    ([_meta([3, None], [None, 1], [None, "s0"], ["s0", None])], [torch.randn(5, 4)],
+     "expected size 5==3, stride 4==4 at dim=0"),
+    # a symbol fixed by another input: the value it was bound to, not the expression
+    ([_meta([None, 4], [4, 1], ["s0", None], None), _meta([None, 4], [4, 1], ["s0", None], None)],
+     [torch.randn(3, 4), torch.randn(5, 4)], "expected size 5==3, stride 4==4 at dim=0"),
+    # a compound stride, evaluated
+    ([_meta([None, None, 3], [None, None, 1], ["s0", "s0", "3"], ["3*s0**2", "3*s0", None])],
+     [torch.randn(4, 4, 3)], "expected size 4==4, stride 12==48 at dim=0"),
+    # symbolic strides recorded as contiguous: the row-major strides
+    ([_meta([12, None], [None, 1], [None, "s1"], ["s1", None], contiguous=True)], [torch.randn(12, 6)[:, ::2]],
+     "expected size 12==12, stride 6==3 at dim=0"),
+])
+def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: list, call: list, expected: str) -> None:
+    """CC-15: a size or stride that does not fit a dynamic graph is reported in upstream's `assert_size_stride`
+    words, `expected size {actual}=={expected}, stride {actual}=={expected} at dim={i}`, with numbers only."""
+    found = inputs.mismatch(call, record)
+    assert found is not None and found.kind == "layout", found
+    assert found.message.startswith(expected), (found.message, expected)
+
+
 @pytest.mark.parametrize("size_expr", [[[], "4"], ["", "4"], ["s0 +", "4"], [7, "4"], ["s0"], "s0", ["s0/2", "4"]])
 def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object) -> None:
     """CC-17: a cache file whose symbolic sizes are not expressions the check can evaluate is refused when it loads

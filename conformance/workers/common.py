@@ -74,10 +74,12 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
                 result["digests"].append(models.digest(out))
                 tensors = [t for t in _flat(out) if isinstance(t, torch.Tensor)]
                 result["requires_grad"].append(any(t.requires_grad or t.grad_fn is not None for t in tensors))
+                result.setdefault("outputs", []).append(describe_outputs(out, args, kwargs))
                 if job.get("compare_eager"):
                     with torch.no_grad():
                         expected = getattr(module, job.get("method", "forward"))(*args, **kwargs)
                     result["eager_max_diff"].append(_max_diff(out, expected))
+                    result.setdefault("eager_outputs", []).append(describe_outputs(expected, args, kwargs))
         except Exception as exc:  # reported to the test, which decides whether it was expected
             result["error"] = error_record(exc)
     result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
@@ -90,9 +92,32 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def _flat(value: Any) -> List[Any]:
+    import dataclasses
+
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _flat(v)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _flat([getattr(value, f.name) for f in dataclasses.fields(value)])
     return [value]
+
+
+def describe_outputs(out: Any, args: Any, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+    """CC-18: the output's container types (``tuple``, a dataclass's or namedtuple's class name), and per tensor
+    leaf: the index of the argument tensor whose storage it shares (None: its own), and whether it is a view."""
+    import torch
+
+    inputs = [t for t in _flat(list(args) + list(kwargs.values())) if isinstance(t, torch.Tensor)]
+    storages = [t.untyped_storage().data_ptr() for t in inputs]
+
+    def types(value: Any) -> Any:
+        leaves = list(value) if isinstance(value, (list, tuple)) else (
+            [getattr(value, f) for f in value.__dataclass_fields__] if hasattr(value, "__dataclass_fields__") else None)
+        return type(value).__name__ if leaves is None else [type(value).__name__, [types(v) for v in leaves]]
+
+    tensors = [t for t in _flat(out) if isinstance(t, torch.Tensor)]
+    shared = [storages.index(t.untyped_storage().data_ptr()) if t.untyped_storage().data_ptr() in storages else None
+              for t in tensors]
+    return {"types": types(out), "shares_input": shared, "is_view": [t._is_view() for t in tensors]}
 
 
 def _max_diff(out: Any, expected: Any) -> float:

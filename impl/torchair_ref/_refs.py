@@ -21,6 +21,14 @@ def describe(obj: Any) -> dict[str, str]:
         return {"module": obj.__name__}
     if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
         return {"float": repr(obj)}
+    if isinstance(obj, types.MethodType) and isinstance(obj.__self__, type):
+        # A class method bound to its class (Dynamo rebuilds a namedtuple with `Pair._make`): each attribute read
+        # makes a new bound method, so it is named through its class and compared by equality.
+        ref = describe(obj.__self__)
+        ref = {**ref, "qualname": f"{ref['qualname']}.{obj.__name__}"}
+        if resolve(ref) != obj:
+            raise UnreferenceableError(f"{ref['module']}.{ref['qualname']} is not {obj!r}")
+        return ref
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if isinstance(obj, types.BuiltinFunctionType) and module is None:

@@ -75,10 +75,10 @@ def compile_dynamo_graph(
     cudagraphs = config.mode == "reduce-overhead" and result.device == "cuda"
     expected_inputs = len(result.inputs)
 
-    def checked(aten_gm: Any, inputs: list) -> str | None:
+    def checked(aten_gm: Any, inputs: list) -> tuple[str | None, list[dict]]:
         if reject_rng:
             reject_rng_ops(aten_gm)
-        return _runtime_wrapper_problem(len(inputs), expected_inputs)
+        return _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, cudagraphs)
 
     # AOTAutograd's own cache would hand back a compiled graph without calling our inner compiler.
     with functorch_config.patch(enable_autograd_cache=False):
@@ -87,11 +87,12 @@ def compile_dynamo_graph(
             from torch._inductor.decomposition import select_decomp_table
 
             def inner(aten_gm: Any, inputs: list, **kwargs: Any) -> Any:
-                problem = checked(aten_gm, inputs)
+                problem, aliases = checked(aten_gm, inputs)
                 from torchair_ref.compilers import inductor
 
                 output, result.graph = inductor.build(aten_gm, inputs, keep_kernels=keep_kernels, **kwargs)
                 result.graph.uncacheable = result.graph.uncacheable or problem
+                _record_aliases(result.graph, aliases)
                 return output
 
             table = {**select_decomp_table(), **decompositions} if decompositions else None
@@ -100,11 +101,12 @@ def compile_dynamo_graph(
             from torch._functorch.aot_autograd import aot_module_simplified
 
             def forward_compiler(aten_gm: Any, inputs: list) -> Any:
-                problem = checked(aten_gm, inputs)
+                problem, aliases = checked(aten_gm, inputs)
                 from torchair_ref.compilers import eager
 
                 graph = eager.build(aten_gm, inputs)
                 graph.uncacheable = graph.uncacheable or problem
+                _record_aliases(graph, aliases)
                 if cudagraphs:
                     from torchair_ref.compilers.cudagraphs import CudaGraphRunner
 
@@ -166,39 +168,89 @@ def _bound_arguments(node: Any) -> dict[str, Any]:
     return values
 
 
-def _runtime_wrapper_problem(n_inputs: int, expected: int) -> str | None:
-    """Why AOTAutograd's runtime wrapper does more than call the graph (a warm start runs the graph alone).
+def _record_aliases(graph: CompiledGraph, aliases: list[dict]) -> None:
+    """CC-18: name the outputs a warm start rebuilds as the inputs or views (`compilers.aliases`)."""
+    if aliases and not graph.uncacheable:
+        graph.record["output_aliases"] = aliases
+
+
+def _runtime_wrapper_problem(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list]:
+    """Why AOTAutograd's runtime wrapper does more than call the graph and regenerate aliasing outputs (a warm start
+    runs the graph alone, then `compilers.aliases`), and the aliasing outputs as `compilers.aliases` records them.
 
     It reads AOTAutograd's private metadata: when this torch lays it out otherwise, the graph is not cacheable
     (the call itself still runs).
     """
     try:
-        return _aot_metadata_problem(n_inputs, expected)
+        return _aot_metadata(aten_gm, n_inputs, expected, cudagraphs)
     except Exception as exc:  # noqa: BLE001 - a private API of another torch release: uncacheable, never a failure
-        return f"AOTAutograd's metadata is not readable on torch {torch.__version__} ({exc!r})"
+        return f"AOTAutograd's metadata is not readable on torch {torch.__version__} ({exc!r})", []
 
 
-def _aot_metadata_problem(n_inputs: int, expected: int) -> str | None:
+def _aot_metadata(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list[dict]]:
     from torch._functorch._aot_autograd.schemas import MutationType, OutputType, SubclassCreationMeta
     from torch._guards import TracingContext
 
     if n_inputs != expected:
-        return f"AOTAutograd changed the graph inputs ({expected} -> {n_inputs})"
+        return f"AOTAutograd changed the graph inputs ({expected} -> {n_inputs})", []
     context = TracingContext.try_get()
     meta = getattr(context, "fw_metadata", None)
     if meta is None:
-        return "AOTAutograd gave no metadata for the graph"
+        return "AOTAutograd gave no metadata for the graph", []
     for i, info in enumerate(meta.input_info):
         if info.mutation_type not in (MutationType.NOT_MUTATED, MutationType.MUTATED_IN_GRAPH):
-            return f"input {i} is mutated outside the graph ({info.mutation_type.name})"
-    for i, info in enumerate(meta.output_info):
-        if info.output_type != OutputType.non_alias:
-            return f"output {i} aliases an input or another output ({info.output_type.name})"
+            return f"input {i} is mutated outside the graph ({info.mutation_type.name})", []
     if meta.num_intermediate_bases or meta.tokens or any(
         isinstance(m, SubclassCreationMeta) for m in meta.subclass_inp_meta
     ):
-        return "the graph needs AOTAutograd's runtime wrappers (intermediate bases, effect tokens or subclasses)"
+        return "the graph needs AOTAutograd's runtime wrappers (intermediate bases, effect tokens or subclasses)", []
+    # What AOTAutograd's output handlers do for each kind: nothing, return the input, or regenerate a view.
+    kinds = {OutputType.non_alias: None, OutputType.unsafe_view_alias: None, OutputType.custom_function_view: None,
+             OutputType.is_input: "input", OutputType.alias_of_input: "view_of_input",
+             OutputType.alias_of_intermediate_base_is_user_output: "view_of_output"}
+    aliases = []
+    for i, info in enumerate(meta.output_info):
+        if info.output_type not in kinds:
+            return f"output {i} aliases an intermediate the graph does not return ({info.output_type.name})", []
+        if kinds[info.output_type] is not None:
+            aliases.append({"output": i, "kind": kinds[info.output_type], "base": info.base_idx})
+    if aliases:
+        problem = _unviewed_alias(aten_gm, aliases, len(meta.output_info))
+        if problem is not None:
+            return problem, []
+    if aliases and cudagraphs:
+        return f"output {aliases[0]['output']} aliases an input or output, which a CUDA graph's replay copies", []
+    return None, aliases
+
+
+def _unviewed_alias(aten_gm: Any, aliases: list[dict], n_outputs: int) -> str | None:
+    """Why the compiled graph's own value of an aliasing output is not a view of its base, if it is not (pure).
+
+    A warm start rebuilds such an output from the size, stride and storage offset of the graph's value
+    (`compilers.aliases.view_of`), which are only those of the view when the graph reaches the value from its base
+    through view ops alone (not, e.g., through a buffer of its own holding a mutated input)."""
+    nodes = list(aten_gm.graph.nodes)
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    (output,) = [n for n in nodes if n.op == "output"]
+    values = output.args[0] if isinstance(output.args[0], (list, tuple)) else [output.args[0]]
+    if len(values) != n_outputs:
+        return f"the graph returns {len(values)} values for {n_outputs} outputs"
+    for alias in aliases:
+        if alias["kind"] == "input":
+            continue
+        base = placeholders[alias["base"]] if alias["kind"] == "view_of_input" else values[alias["base"]]
+        node = values[alias["output"]]
+        while node is not base and _is_view_call(node):
+            node = node.args[0]
+        if node is not base:
+            return (f"output {alias['output']} is a view of {alias['kind'][8:]} {alias['base']} that the compiled graph "
+                    "computes apart from it (e.g. from an input it mutates), so a warm start cannot rebuild the view")
     return None
+
+
+def _is_view_call(node: Any) -> bool:
+    return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and node.target.is_view
+            and bool(node.args))
 
 
 def _graph_inputs(gm: Any) -> list[tuple[str, str, Any]]:

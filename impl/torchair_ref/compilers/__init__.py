@@ -7,6 +7,8 @@ Each compiler turns an ATen inference graph into a `CompiledGraph`: a callable p
 - `inductor`  (`mode="max-autotune"`, the default): Inductor's generated wrapper and kernels.
 - CUDA graphs (`mode="reduce-overhead"` on CUDA): the eager graph replayed from a captured CUDA graph.
 
+`aliases` rebuilds the outputs that alias an input or another output, whichever compiler ran the graph.
+
 The cold side of every module imports torch's compiler stack lazily, so that a warm start never pays for it.
 """
 from __future__ import annotations
@@ -41,7 +43,8 @@ def compiler_name(mode: str, run_eagerly: bool) -> str:
 def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
     """CC-14: rebuild a compiled graph's boxed callable from its record, without tracing. `guaranteed[i]` is the
     (sizes, strides) of input i that the caller checks before every call (None: not all static), so that the graph
-    need not check them again."""
+    need not check them again. Outputs that alias an input or another output are rebuilt as views of the live
+    tensors (`aliases`)."""
     name = record.get("compiler")
     if name not in _LOADERS:
         raise ValueError(f"unknown graph compiler {name!r} in cache record; known: {sorted(_LOADERS)}")
@@ -50,4 +53,8 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None
         from torchair_ref.compilers.cudagraphs import CudaGraphRunner
 
         boxed = CudaGraphRunner(boxed)
+    if record.get("output_aliases"):
+        from torchair_ref.compilers.aliases import rebuilding
+
+        boxed = rebuilding(boxed, record["output_aliases"], len(guaranteed) if guaranteed is not None else None)
     return boxed

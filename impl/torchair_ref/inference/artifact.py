@@ -30,6 +30,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import stat
 import sys
 import tempfile
@@ -44,6 +45,7 @@ _MAX_HEADER_BYTES = 4096
 MAX_FILE_BYTES = 1 << 30
 KERNEL_DIR = "kernels"
 _TEMP_SUFFIX = ".tmp"
+_KERNEL_FILE = re.compile(r"^[0-9a-f]{40}\.so$")
 
 
 class BrokenCacheError(ValueError):
@@ -265,12 +267,43 @@ def make_private_levels(root: str, folder: str) -> None:
 
 
 def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
-    """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last)."""
+    """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last).
+
+    Writers of one `<func>` folder take turns (an flock on the folder), so that `kernels/` then holds exactly the
+    kernels the written record names: each save removes the others' (a racing cold process with an Inductor cache of
+    its own built other ones), and a save that fails (no room) removes the kernel files it added."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    for name, data in (files or {}).items():
-        atomic_write(os.path.join(folder, KERNEL_DIR, name), data)
-    atomic_write(path, encode(payload))
+    kernels = os.path.join(folder, KERNEL_DIR)
+    names = set(files or {})
+    lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        added = [n for n in names if not os.path.lexists(os.path.join(kernels, n))]
+        try:
+            for name, data in (files or {}).items():
+                atomic_write(os.path.join(kernels, name), data)
+            atomic_write(path, encode(payload))
+        except BaseException:
+            for name in added:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(kernels, name))
+            raise
+        _remove_kernels_except(kernels, names)
+    finally:
+        os.close(lock)  # releases the flock
+
+
+def _remove_kernels_except(kernels: str, keep: set[str]) -> None:
+    """Remove the kernel files (`<hex>.so`, as `compilers.inductor` names them) that the record does not name."""
+    try:
+        listed = os.listdir(kernels)
+    except FileNotFoundError:
+        return
+    for name in listed:
+        if name not in keep and _KERNEL_FILE.match(name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(kernels, name))
 
 
 def atomic_write(path: str, data: bytes) -> None:

@@ -48,7 +48,66 @@ def mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
         found = _tensor_mismatch(arg, meta)
         if found is not None:
             return found
-    return symbolic_mismatch(args, inputs)
+    return layout_mismatch(args, inputs)
+
+
+def layout_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
+    """CC-15: the first dim whose size or stride does not fit, in the words of upstream's (and Inductor's)
+    `assert_size_stride`: `expected size {actual}=={expected}, stride {actual}=={expected} at dim={i}`, with the
+    concrete values the graph expects: a symbolic size or stride is evaluated with its symbols bound where the
+    call's inputs first fix them (as the graph binds them from its size inputs)."""
+    bound = _bindings(args, inputs)
+    for arg, meta in zip(args, inputs):
+        if meta.get("kind") != "tensor":
+            continue
+        size, stride = arg.size(), arg.stride()
+        sizes = _expected(meta["shape"], meta.get("size_expr"), bound, size)
+        strides = (_row_major(size) if meta.get("contiguous") and arg.numel() > 1
+                   else _expected(meta["stride"], meta.get("stride_expr"), bound, stride))
+        for dim in range(len(size)):
+            if size[dim] != sizes[dim] or (size[dim] > 1 and stride[dim] != strides[dim]):
+                return Mismatch(
+                    "layout",
+                    f"expected size {size[dim]}=={sizes[dim]}, stride {stride[dim]}=={strides[dim]} at dim={dim} "
+                    f"(input {meta['source']}; the cache was compiled for other shapes: call with the cached shapes, "
+                    "or delete its folder to recompile)",
+                )
+    if needs_symbolic_check(inputs) and not SymbolicCheck(inputs).ok(args):
+        return Mismatch("layout", "the inputs' sizes and strides do not fit the graph's symbols")
+    return None
+
+
+def _bindings(args: tuple | list, inputs: list[dict]) -> dict[str, int]:
+    """Each plain symbol's value where the inputs first fix it (a stride of a dim of size 0 or 1 fixes nothing)."""
+    bound: dict[str, int] = {}
+    for i, kind, dim, expr in symbolic_terms(inputs):
+        tensor = args[i]
+        if _SYMBOL.match(expr) and expr not in bound and (kind == "size" or tensor.size(dim) > 1):
+            bound[expr] = tensor.size(dim) if kind == "size" else tensor.stride(dim)
+    return bound
+
+
+def _expected(static: list, exprs: list | None, bound: dict[str, int], actual: Any) -> list:
+    """The sizes (or strides) the graph expects: the static ones, else their expression's value (the actual value
+    where a symbol of it is fixed nowhere else, so that only a relation the inputs break is reported)."""
+    values = []
+    for dim, want in enumerate(static):
+        expr = (exprs or [None] * len(static))[dim]
+        if want is None and expr is not None:
+            try:
+                want = evaluate(expr, bound)
+            except KeyError:
+                want = actual[dim]
+        values.append(actual[dim] if want is None else want)
+    return values
+
+
+def _row_major(size: Any) -> list[int]:
+    strides, step = [], 1
+    for extent in reversed(size):
+        strides.append(step)
+        step *= max(extent, 1)
+    return strides[::-1]
 
 
 def symbolic_terms(inputs: list[dict]) -> list[tuple[int, str, int, str]]:
@@ -73,11 +132,6 @@ def needs_symbolic_check(inputs: list[dict]) -> bool:
             return True
         seen.add(expr)
     return False
-
-
-def symbolic_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
-    """CC-15: sizes and strides that break a relation between the graph's symbols (e.g. two inputs sharing `s0`)."""
-    return SymbolicCheck(inputs).mismatch(args)
 
 
 class SymbolicCheck:
@@ -111,28 +165,6 @@ class SymbolicCheck:
             return all(eval(compiled, _NO_BUILTINS, bound) == actual for compiled, actual in later)  # noqa: S307
         except NameError:
             return False
-
-    def mismatch(self, args: tuple | list) -> Mismatch | None:
-        """What `ok` rejects, in words."""
-        if self.ok(args):
-            return None
-        bound: dict[str, int] = {}
-        for i, stride, dim, expr, compiled in self._plan:
-            tensor, kind = args[i], ("stride" if stride else "size")
-            if stride and tensor.size(dim) <= 1:
-                continue
-            actual = tensor.stride(dim) if stride else tensor.size(dim)
-            source = self._inputs[i]["source"]
-            if compiled is None and bound.setdefault(expr, actual) != actual:
-                return Mismatch("layout", f"input {source}: {kind} {actual} at dim={dim} breaks the graph's "
-                                          f"{expr}={bound[expr]} (another input or dim fixed it)")
-        for i, stride, dim, expr, compiled in self._plan:
-            if compiled is not None:
-                tensor, kind = args[i], ("stride" if stride else "size")
-                return Mismatch("layout", f"input {self._inputs[i]['source']}: {kind} "
-                                          f"{tensor.stride(dim) if stride else tensor.size(dim)} at dim={dim} does not "
-                                          f"fit the graph's {expr} (with {bound})")
-        return Mismatch("layout", "the inputs' sizes and strides do not fit the graph's symbols")
 
 
 _NO_BUILTINS: dict[str, Any] = {"__builtins__": {}}
@@ -171,25 +203,9 @@ def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
         return Mismatch("type", f"input {source}: expected dtype {meta['dtype']}, got {arg.dtype}")
     if arg.device.type != torch.device(meta["device"]).type:
         return Mismatch("type", f"input {source}: expected device {meta['device']}, got {arg.device}")
-    size, stride = arg.size(), arg.stride()
-    if len(size) != len(meta["shape"]):
-        return Mismatch("type", f"input {source}: expected {len(meta['shape'])} dims, got {len(size)} ({list(size)})")
-    for dim, (want_size, want_stride) in enumerate(zip(meta["shape"], meta["stride"])):
-        if (want_size is not None and size[dim] != want_size) or (
-            want_stride is not None and size[dim] > 1 and stride[dim] != want_stride
-        ):
-            return Mismatch(
-                "layout",
-                f"expected size {size[dim]}=={want_size}, stride {stride[dim]}=={want_stride} at dim={dim} "
-                f"(input {source}; the cache was compiled for other shapes: call with the cached shapes, "
-                "or delete its folder to recompile)",
-            )
-    if meta.get("contiguous") and arg.numel() > 1 and not arg.is_contiguous():
-        return Mismatch(
-            "layout",
-            f"input {source}: the graph was compiled for a contiguous tensor with symbolic strides, got strides "
-            f"{list(stride)}; pass it contiguous (.contiguous())",
-        )
+    if arg.dim() != len(meta["shape"]):
+        return Mismatch("type", f"input {source}: expected {len(meta['shape'])} dims, got {arg.dim()} "
+                                f"({list(arg.size())})")
     return None
 
 

@@ -6,7 +6,8 @@ cached function (module, qualified name, digest of its bytecode), the `<model_in
 train/eval flag, and every piece of code Dynamo traced for the graph (`TracedSource`: the lines of each inlined
 function, method and submodule `forward`, from Dynamo's own list of traced code). A warm start compares them with
 the live process by reading those lines again: no Dynamo import. Code inside torch itself is not listed: the
-fingerprint's torch version and git revision cover it.
+fingerprint's torch version and git revision cover it. Code Python generated for a dataclass or namedtuple has no
+lines to read: it is listed by its class and fields instead (`generated`).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import torch
 
-from torchair_ref.inference import inputs
+from torchair_ref.inference import generated, inputs
 from torchair_ref.inference.artifact import BrokenCacheError, StaleCacheError, environment
 from torchair_ref.inference.bytecode import UncacheableError
 from torchair_ref.inference.guard_values import code_digest
@@ -135,7 +136,11 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         if (path, first, last) not in found:
             digest = lines_digest(path, first, last)
             if digest is None:
-                raise OSError(f"the source of {qualname} ({code.co_filename}) cannot be read")
+                made = generated.identify(code)
+                if made is None:
+                    raise OSError(f"the source of {qualname} ({code.co_filename}) cannot be read")
+                found[made] = TracedSource(made[1], made[0], 0, 0, made[2])
+                continue
             found[(path, first, last)] = TracedSource(qualname, path, first, last, digest)
     return sorted(found.values(), key=lambda s: (s.file, s.first))
 
@@ -153,8 +158,17 @@ def lines_digest(path: str, first: int, last: int) -> str | None:
 
 
 def changed_sources(sources: list[TracedSource]) -> list[str]:
-    """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`."""
-    return [f"{s.qualname} ({s.file}:{s.first})" for s in sources if lines_digest(s.file, s.first, s.last) != s.sha256]
+    """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`;
+    code Python generated for a dataclass or namedtuple (`generated`), as the class whose fields changed."""
+    changed = []
+    for s in sources:
+        if s.file in generated.MARKERS.values():
+            if generated.changed(s.file, s.qualname, s.sha256):
+                changed.append(f"{s.qualname} (the fields of {s.file[1:-1]} {s.qualname.rpartition('.')[0]})")
+        elif lines_digest(s.file, s.first, s.last) != s.sha256:
+            changed.append(f"{s.qualname} ({s.file}:{s.first})")
+    return changed
+
 
 
 def check_input_records(described: Any) -> None:
