@@ -171,7 +171,7 @@ def build(options):
 
 
 def cold(model):
-    yield (model, (torch.randn(8, 3),), {})
+    yield (model, (torch.randn(8, 3),), {{}})
 
 
 warm = cold
