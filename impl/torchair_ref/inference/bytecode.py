@@ -209,6 +209,11 @@ def _global_stores(code: types.CodeType) -> set[str]:
     return found
 
 
+def injected_objects(refs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """The objects Dynamo injected as globals, by their names in the traced code (the graph left out)."""
+    return {name: _resolve(ref) for name, ref in refs.items() if ref != _GRAPH}
+
+
 def _resolve(ref: dict[str, str]) -> Any:
     if ref.get("builtins") == "dict":
         import builtins

@@ -19,7 +19,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import datetime
-import hashlib
 import inspect
 import logging
 import os
@@ -33,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from torchair_ref import compilers
-from torchair_ref.inference import artifact, bytecode, inputs, paths, record
+from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
 
@@ -328,7 +327,7 @@ class CachedFunction:
                 f"written for {written_for[0]}.{written_for[1]} in folder {written_for[2]!r}, not for "
                 f"{live[0]}.{live[1]} in {live[2]!r} (a file copied from another model?)"
             )
-        if loaded.function.get("code_digest") != code_digest(function.__code__):
+        if loaded.function.get("code_digest") != guard_spec.code_digest(function.__code__):
             raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
         changed = record.changed_sources(loaded.traced_sources)
         if changed:
@@ -344,14 +343,28 @@ class CachedFunction:
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
         function = self._method.__func__
         check_input_records(loaded.inputs)
+        problem = guard_spec.validate(loaded.guards)
+        if problem is not None:
+            raise artifact.BrokenCacheError(f"the recorded guards are not valid: {problem}")
+        module_globals = bytecode.ModuleView(function.__globals__)
+        module_globals.update(bytecode.injected_objects(loaded.globals))
+        failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
+        if failed is not None:
+            raise artifact.StaleCacheError(f"the module or the code it reaches changed: {failed}")
         boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
         graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
         rebuilt, graph_name = bytecode.rebuild(
             bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
         )
         graph.bind(rebuilt.__globals__, graph_name)
-        self._warm_call = types.MethodType(rebuilt, self._method.__self__)  # the graph switches grad mode (CC-16)
+        guarded = guard_check.guarded_method(function, rebuilt, loaded.guards, self._guard_failed, module_globals)
+        self._warm_call = types.MethodType(guarded, self._method.__self__)  # the graph switches grad mode (CC-16)
         return self._warm_call
+
+    @staticmethod
+    def _guard_failed(spec: dict, *args: Any, **kwargs: Any) -> Any:
+        """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
+        raise inputs.InputMismatchError(inputs.Mismatch("type", f"Dynamo's guard {spec['guard']} fails: {spec['text']}"))
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
         """CC-15: a size or stride that does not fit on the first warm call is an `AssertionError`; anything else
@@ -393,7 +406,7 @@ class CachedFunction:
         finally:
             self._call = call  # after the first call, even a failed one: threads waiting on it then use it
         if self._traces == 1 and self._save_allowed and path is not None:
-            self._save(path, traced.__code__)
+            self._save(path, traced.__code__, args, kwargs)
         return result
 
     def _backend(self, gm: Any, example_inputs: list) -> Callable:
@@ -430,13 +443,13 @@ class CachedFunction:
             self._compilation = compilation
         return compilation.runnable
 
-    def _save(self, path: str, traced_code: types.CodeType) -> None:
+    def _save(self, path: str, traced_code: types.CodeType, args: tuple, kwargs: dict) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
             link = self._symlink_below_root()
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
-            payload, files = self._payload(traced_code)
+            payload, files = self._payload(traced_code, args, kwargs)
             folder = os.path.dirname(path)
             artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
             artifact.write(path, payload, files)
@@ -448,7 +461,7 @@ class CachedFunction:
             return
         logger.info("%s saved to %s", self.__qualname__, path)
 
-    def _payload(self, traced_code: types.CodeType) -> tuple[dict, dict[str, bytes]]:
+    def _payload(self, traced_code: types.CodeType, args: tuple, kwargs: dict) -> tuple[dict, dict[str, bytes]]:
         from torchair_ref.config import options_string
 
         compilation = self._compilation
@@ -461,6 +474,11 @@ class CachedFunction:
             raise bytecode.UncacheableError(self._traced)
         function = self._method.__func__
         transformed = bytecode.transformed_code(traced_code)
+        try:
+            guards = guard_read.guard_specs(traced_code, function, self._method.__self__, args, kwargs,
+                                            frozenset(source for source, _, _ in compilation.inputs))
+        except guard_spec.UnknownGuard as exc:
+            raise bytecode.UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
         written = record.CacheRecord(
             name=f"{function.__qualname__}{inspect.signature(function)}",
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -468,7 +486,7 @@ class CachedFunction:
             function={
                 "module": function.__module__,
                 "qualname": function.__qualname__,
-                "code_digest": code_digest(function.__code__),
+                "code_digest": guard_spec.code_digest(function.__code__),
             },
             model_info=self._model_info,
             training=bool(self._method.__self__.training),
@@ -482,6 +500,7 @@ class CachedFunction:
             bytecode=bytecode.encode(transformed),
             globals=bytecode.injected_globals(transformed, function.__globals__),
             inputs=[_describe_input(source, role, value) for source, role, value in compilation.inputs],
+            guards=guards,
             graph=graph.record,
             extra={"load_failure": self._load_failure} if self._load_failure else {},
         )
@@ -599,16 +618,6 @@ def _symbolically_contiguous(value: torch.Tensor) -> bool:
 def _expr(value: Any) -> Any:
     node = getattr(value, "node", None)
     return node.expr if node is not None else value
-
-
-def code_digest(code: types.CodeType) -> str:
-    """A digest of a function's own bytecode and constants: the cache is stale when the method is edited."""
-    digest = hashlib.sha256()
-    digest.update(code.co_code)
-    digest.update(repr(code.co_names).encode())
-    for const in code.co_consts:
-        digest.update(code_digest(const).encode() if isinstance(const, types.CodeType) else repr(const).encode())
-    return digest.hexdigest()
 
 
 def _inference(method: Callable) -> Callable:

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
@@ -53,6 +53,8 @@ class CacheRecord:
     bytecode: dict[str, Any]
     globals: dict[str, dict[str, str]]
     inputs: list[dict[str, Any]]
+    #: the checks translated from Dynamo's guards for the traced frame (`guard_spec`), CC-21
+    guards: list[dict[str, Any]]
     graph: dict[str, Any]
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)

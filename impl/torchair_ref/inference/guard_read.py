@@ -1,0 +1,84 @@
+"""Read what Dynamo guarded for the cached frame, at the cold trace (SPEC CC-21): the one place that walks Dynamo's
+private guard tree (torch 2.13 and 2.14 lay it out the same way).
+
+The frame's cache entry (`torch._dynamo.eval_frame._debug_get_cache_entry_list`) holds a `GuardManagerWrapper`; its
+`root` is a tree of `GuardManager`s, one per source (`L['x']`, `L['self']._modules['lin']`, `G['helper']`), each with
+leaf guards (`get_leaf_guards()`: the class name is the kind, `verbose_code_parts()` the text); a `DictGuardManager`
+also fixes its dict's length and guards its entries by insertion index (`get_key_value_managers()`); the shape
+environment's guards hang off the root as epilogue `LAMBDA_GUARD`s. Each leaf becomes `guard_spec.translate`'s
+checks, given the live object at its source (the cold call's arguments, the module, the function's globals).
+"""
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+from torchair_ref.inference import guard_spec
+from torchair_ref.inference import guard_check
+
+
+def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
+                graph_inputs: frozenset[str]) -> list[dict[str, Any]]:
+    """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), evaluated against the
+    first call's `args`/`kwargs`; raises `guard_spec.UnknownGuard` naming a guard that cannot be translated."""
+    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    entries = _debug_get_cache_entry_list(code)
+    if len(entries) != 1:
+        raise guard_spec.UnknownGuard(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}")
+    wrapper = entries[0].guard_manager
+    wrapper.populate_code_parts_for_debugging()
+    bound = inspect.signature(function).bind(module, *args, **kwargs)
+    bound.apply_defaults()
+    frame = {**dict(bound.arguments), **guard_check.cells(function)}
+    fixed = frozenset({function.__code__.co_varnames[0], *function.__code__.co_freevars})
+    specs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def add(kind: str, source: str | None, guard: Any, value: Any = None) -> None:
+        parts = [guard_spec.strip_comment(p) for p in guard.verbose_code_parts()] if guard is not None else []
+        for spec in guard_spec.translate(kind, source, parts, value, fixed=fixed, graph_inputs=graph_inputs):
+            key = repr(sorted(spec.items()))
+            if key not in seen:  # the same guard is listed under each source it reads
+                seen.add(key)
+                specs.append(spec)
+
+    def value_at(source: str) -> Any:
+        return guard_check.resolve(source, frame, function.__globals__)
+
+    def walk(manager: Any, source: str | None) -> None:
+        for guard in manager.get_leaf_guards():
+            kind = type(guard).__name__
+            needs_value = kind in ("TYPE_MATCH", "ID_MATCH", "EQUALS_MATCH", "LENGTH_CHECK", "DICT_LENGTH",
+                                   "TENSOR_MATCH", "DEFAULT_DEVICE")
+            value = _value(kind, source, value_at) if needs_value else None
+            add(kind, source, guard, value)
+        if type(manager).__name__ == "DictGuardManager":
+            add("DICT_GUARD", source, None, value_at(source))
+            for index, (key_manager, value_manager) in sorted(manager.get_key_value_managers().items()):
+                if key_manager is not None:
+                    raise guard_spec.UnknownGuard(f"a guard on the keys of {source}")
+                if value_manager is not None:
+                    walk(value_manager, f"{source}[list(dict.keys({source}))[{int(index)}]]")
+        for child in manager.get_child_managers():
+            walk(child, child.get_source())
+
+    root = wrapper.root
+    walk(root, None)
+    for guard in root.get_epilogue_lambda_guards():
+        add(type(guard).__name__, None, guard)
+    return specs
+
+
+def _value(kind: str, source: str | None, value_at: Any) -> Any:
+    if kind == "DEFAULT_DEVICE":
+        import torch.utils._device as device
+
+        return device.CURRENT_DEVICE
+    if source is None:
+        raise guard_spec.UnknownGuard(f"{kind} on no source")
+    try:
+        return value_at(source)
+    except Exception as exc:  # noqa: BLE001 - a source we cannot follow is a guard we cannot translate
+        raise guard_spec.UnknownGuard(f"{kind} on {source}, which cannot be read back ({exc!r})") from exc
