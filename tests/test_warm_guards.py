@@ -85,7 +85,7 @@ CASES = {
     "squeeze_batch_one": one_input("return x.squeeze() + 1", "8, 1, 6", "1, 1, 6"),
     "empty_input": one_input("return x.amax(0)", "8, 3", "0, 3"),
     # (b) argument structure
-    "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)", ("alias", "same", "duplicate")),
+    "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)", ("alias", "same", "duplicate", " is l[")),
     "optional_tensor": arguments("x, mask=None", "return x if mask is None else x * mask", "(a,)", "(a, b)",
                                  ("none", "mask")),
     "list_length": arguments("xs", "return sum(xs)", "([a, b],)", "([a, b, c],)", ("len", "xs")),
@@ -116,7 +116,7 @@ CASES = {
 
         def warm(model):
             yield (model, (torch.randn(8, 3),), {}, lambda: torch.autocast("cpu", dtype=torch.bfloat16))
-        """, names=("autocast", "global state"), inductor=True),
+        """, names=("autocast", "global_state"), inductor=True),
 }
 
 
