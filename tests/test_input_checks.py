@@ -56,7 +56,7 @@ def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object
     """CC-17: a cache file whose symbolic sizes are not expressions the check can evaluate is refused when it loads
     (rebuilt with a warning), never a TypeError or SyntaxError at the first call (found by test_fuzz_cache_file_lazy)."""
     from torchair_ref.inference import artifact
-    from torchair_ref.inference.cached import check_input_records
+    from torchair_ref.inference.record import check_input_records
 
     record = _meta([None, None], [None, 1], size_expr, ["4", None], role="user_input", contiguous=True)
     with pytest.raises(artifact.BrokenCacheError, match="size_expr"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from torchair_ref._lazy import surface
 
 _SURFACE = {
-    "cache_compile": "torchair_ref.inference.cached",
+    "cache_compile": "torchair_ref.inference.cache_api",
     "readable_cache": "torchair_ref.inference.readable",
 }
 __all__ = list(_SURFACE)

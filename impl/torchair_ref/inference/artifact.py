@@ -335,3 +335,15 @@ def remove_stale_temps(folder: str, prefix: str) -> None:
                     os.unlink(temp)
         finally:
             os.close(fd)
+
+
+def symlink_below(root: str, path: str) -> str | None:
+    """CC-17: the first level from below `root` down to `path` that is a symlink, if any."""
+    current = root
+    for part in os.path.relpath(path, root).split(os.sep):
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return current
+        if not os.path.isdir(current):
+            return None
+    return None

@@ -1,24 +1,20 @@
-"""`cache_compile`: the lazy cached callable (SPEC CC-1..CC-20).
+"""The lazy cached callable `cache_compile` returns (SPEC CC-7..CC-22): a lock and an explicit state machine.
 
-`cache_compile(m.decode)` validates its arguments and returns a `CachedFunction`; nothing else happens until the
-first call. The first call resolves the cache path (`paths`), then either loads the file (warm: Dynamo's bytecode
-bound to the live method, the graph rebuilt by its compiler's loader; no tracing, no guards) or traces the method
-once with Dynamo (`fullgraph=True`), compiles it (`backend`), runs it and saves it (`artifact`, as a `record`).
-A second trace of the same function in the process (a recompile) deletes its cache folder and stops saving it. When
-the real root or a level below it is not a folder of ours that no one else can write in, or a class or method name
-cannot be a folder, the call runs uncached (nothing read or written) with a warning that says why.
-
-The first call runs once per `CachedFunction` under a lock: threads calling at the same time wait for it and use
-its result. A warm start trusts a file only when it was written for this function, `<model_info>` folder,
-train/eval mode, environment and the current source of every piece of code Dynamo traced (`record`); every call
-then checks its tensor inputs against what the graph assumes (`inputs`): a dtype, device or rank the graph was not
-compiled for is a recompile (a stale cache on the first call), a size or stride is CC-15's `AssertionError`.
+States (`State`): UNRESOLVED until the first call, which resolves the path (`paths`) under the lock (threads
+calling at the same time wait and use its result), then: WARM when the file loads (`artifact`, checked by `record`
+and the module/code guards of `guard_check`; Dynamo's bytecode bound to the live method, the graph rebuilt by its
+compiler's loader; no Dynamo), TRACED when Dynamo traces the method (`fullgraph=True`) and the result is saved,
+UNCACHED when the cache folder cannot be trusted or named (runs compiled, nothing read or written, a warning says
+why). A second trace in the process, or a warm call that a guard or the input check rejects after the first call,
+is RECOMPILED: the `<func>` folder is removed and nothing is saved again (CC-12). On the first call a failed guard
+or misfit input means a stale file: discarded with a warning naming it, traced and saved afresh (CC-17); a size or
+stride of a user input that does not fit is CC-15's `AssertionError`.
 """
 from __future__ import annotations
 
-import collections
 import contextlib
 import datetime
+import enum
 import inspect
 import logging
 import os
@@ -36,94 +32,14 @@ from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, 
 
 logger = logging.getLogger("torchair_ref")
 
-_BACKEND_MISMATCH = "config in current backend is different from the config during cache generation."
+class State(enum.Enum):
+    """Where a `CachedFunction` stands (see the module docstring)."""
 
-
-def cache_compile(
-    func: Callable,
-    *,
-    config: Any = None,
-    backend: Any = None,
-    dynamic: bool = True,
-    cache_dir: str | os.PathLike | None = None,
-    global_rank: int | None = None,
-    tp_rank: int | None = None,
-    pp_rank: int | None = None,
-    custom_decompositions: dict | None = None,
-    ge_cache: bool = False,
-    **kwargs: Any,
-) -> "CachedFunction":
-    """CC-1..CC-6: validate eagerly and return a callable that loads or compiles on its first call."""
-    from torchair_ref.config import CompilerConfig
-
-    if kwargs:
-        raise TypeError(f"cache_compile() got unexpected keyword arguments {sorted(kwargs)}")
-    config = _resolve_config(config, backend, CompilerConfig)
-    if not isinstance(func, types.MethodType):
-        raise ValueError(f"Only method can be cached now, got {func}")
-    if not isinstance(func.__self__, torch.nn.Module):
-        raise ValueError(f"Only torch.nn.Module method can be cached now, got {func}")
-    _check_bool("dynamic", dynamic)
-    _check_bool("ge_cache", ge_cache)
-    for name, rank in (("global_rank", global_rank), ("tp_rank", tp_rank), ("pp_rank", pp_rank)):
-        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
-            raise ValueError(f"{name} must be a non-negative int or None, got {rank!r}")
-    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
-        raise TypeError(f"cache_dir must be a path (str or os.PathLike) or None, got {type(cache_dir).__name__}")
-    if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
-        raise TypeError(
-            f"custom_decompositions must be a dict as from torch._decomp.get_decompositions, got "
-            f"{type(custom_decompositions).__name__}"
-        )
-    if cache_dir and os.path.exists(cache_dir):
-        owner = os.stat(cache_dir).st_uid
-        if owner != os.geteuid():
-            denied = PermissionError(f"{cache_dir} is owned by uid {owner}, the current user is uid {os.geteuid()}")
-            raise ValueError(f"Cache dir {cache_dir} must be owned by the current user") from denied
-    if cache_dir:
-        _check_directory_path(os.fspath(cache_dir))
-    if ge_cache and config.mode == "reduce-overhead":
-        logger.warning("ge_cache=True has no effect in mode reduce-overhead: only max-autotune keeps compiled kernels")
-    return CachedFunction(
-        func,
-        config=config,
-        dynamic=dynamic,
-        cache_dir=cache_dir,
-        ranks=(global_rank, tp_rank, pp_rank),
-        decompositions=custom_decompositions or {},
-        ge_cache=ge_cache,
-    )
-
-
-def _resolve_config(config: Any, backend: Any, config_type: type) -> Any:
-    """CC-4: the config/backend rule."""
-    if config is not None and not isinstance(config, config_type):
-        raise TypeError(f"config must be a CompilerConfig, got {type(config).__name__}")
-    if backend is None:
-        return config if config is not None else config_type()
-    backend_config = getattr(backend, "keywords", {}).get("compiler_config") if hasattr(backend, "keywords") else None
-    if not isinstance(backend_config, config_type):
-        raise ValueError(f"backend must come from get_npu_backend(compiler_config=...), got {backend!r}")
-    if config is not None and backend_config != config:
-        raise ValueError(_BACKEND_MISMATCH)
-    return backend_config
-
-
-def _check_directory_path(cache_dir: str) -> None:
-    """`cache_dir` must be a directory or creatable as one: it, or else its nearest existing parent, is a directory."""
-    existing = os.path.abspath(cache_dir)
-    while not os.path.lexists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        where = "is not a directory"
-        if existing != os.path.abspath(cache_dir):
-            where = f"is below {existing}, which is not a directory"
-        raise NotADirectoryError(f"cache_dir {cache_dir!r} {where}; pass a directory (it is created when missing)")
-
-
-def _check_bool(name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
+    UNRESOLVED = "unresolved"
+    UNCACHED = "uncached"
+    WARM = "warm"
+    TRACED = "traced"
+    RECOMPILED = "recompiled"
 
 
 class CachedFunction:
@@ -164,6 +80,7 @@ class CachedFunction:
         self._save_allowed = True
         self._recompile_reason = ""
         self._lock = threading.RLock()
+        self.state = State.UNRESOLVED
         self.__name__ = func.__name__
         self.__qualname__ = func.__qualname__
         self.__doc__ = func.__doc__
@@ -195,7 +112,7 @@ class CachedFunction:
             self._path = path = self._resolve_path()
         except paths.UnusableNameError as exc:
             return self._run_uncached(str(exc), args, kwargs)
-        link = self._symlink_below_root()
+        link = artifact.symlink_below(self._root, self._path)
         if link is not None:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
@@ -221,13 +138,13 @@ class CachedFunction:
                     self._discard(path, artifact.StaleCacheError(f"the first call does not fit the graph: {exc}"))
                     self._remove_func_dir()
                 else:
-                    self._call = warm
+                    self._call, self.state = warm, State.WARM
                     return result
         return self._compile_and_run(path, args, kwargs)
 
     def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
         """CC-17: compile and run without reading or writing any cache file, saying why (log and warning)."""
-        self._path = None
+        self._path, self.state = None, State.UNCACHED
         logger.warning("%s runs without its cache: %s", self.__qualname__, reason)
         warnings.warn(f"{self.__qualname__} runs without its cache: {reason}", UserWarning, stacklevel=4)
         return self._compile_and_run(None, args, kwargs)
@@ -237,7 +154,7 @@ class CachedFunction:
         from torchair_ref.config import options_string
 
         module = self._method.__self__
-        world_size, process_rank = _distributed_state()
+        world_size, process_rank = paths.distributed_state()
         global_rank, tp_rank, pp_rank = self._ranks
         root = paths.resolve_root(self._cache_dir, env=os.environ, cwd=os.getcwd())
         info = paths.model_info(
@@ -257,17 +174,6 @@ class CachedFunction:
         self._model_info = info
         return paths.cache_file(self._root, info, dist, self._method.__name__)
 
-    def _symlink_below_root(self) -> str | None:
-        """CC-17: the first level from `<model_info>` down to `compiled_module` that is a symlink, if any."""
-        current = self._root
-        for part in os.path.relpath(self._path, self._root).split(os.sep):
-            current = os.path.join(current, part)
-            if os.path.islink(current):
-                return current
-            if not os.path.isdir(current):
-                return None
-        return None
-
     def _try_load(self, path: str) -> Callable | None:
         """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted.
 
@@ -277,7 +183,7 @@ class CachedFunction:
         """
         loaded: record.CacheRecord | None = None
         try:
-            loaded = self._checked_record(artifact.read(path), path)
+            loaded = record.checked(artifact.read(path), self._method, self._model_info)
             call = self._warm_callable(loaded, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
             if loaded is None or isinstance(exc, artifact.BrokenCacheError):
@@ -307,42 +213,9 @@ class CachedFunction:
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
-    def _checked_record(self, payload: dict, path: str) -> record.CacheRecord:
-        """CC-14/CC-17: the payload as a record written for this function, folder, mode and source, else stale."""
-        try:
-            loaded = record.CacheRecord.from_payload(payload)
-        except record.RecordError as exc:
-            raise artifact.StaleCacheError(str(exc)) from exc
-        recorded = loaded.environment
-        current = artifact.environment(recorded.get("device", "cpu"))
-        if recorded != current:
-            changed = {k: (recorded.get(k), current.get(k)) for k in current if recorded.get(k) != current.get(k)}
-            raise artifact.StaleCacheError(f"written under another environment (cached, now): {changed}")
-        function = self._method.__func__
-        written_for = (loaded.function.get("module"), loaded.function.get("qualname"), loaded.model_info)
-        # The live <model_info> as the path formula made it (a <dist> level may stand between it and <func>).
-        live = (function.__module__, function.__qualname__, self._model_info)
-        if written_for != live:
-            raise artifact.StaleCacheError(
-                f"written for {written_for[0]}.{written_for[1]} in folder {written_for[2]!r}, not for "
-                f"{live[0]}.{live[1]} in {live[2]!r} (a file copied from another model?)"
-            )
-        if loaded.function.get("code_digest") != guard_spec.code_digest(function.__code__):
-            raise artifact.StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
-        changed = record.changed_sources(loaded.traced_sources)
-        if changed:
-            raise artifact.StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed)}")
-        training = bool(self._method.__self__.training)
-        if loaded.training != training:
-            mode = {True: "train", False: "eval"}
-            raise artifact.StaleCacheError(
-                f"written with the module in {mode[loaded.training]} mode, called in {mode[training]} mode"
-            )
-        return loaded
-
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
         function = self._method.__func__
-        check_input_records(loaded.inputs)
+        record.check_input_records(loaded.inputs)
         problem = guard_spec.validate(loaded.guards)
         if problem is not None:
             raise artifact.BrokenCacheError(f"the recorded guards are not valid: {problem}")
@@ -397,7 +270,7 @@ class CachedFunction:
             types.MethodType(traced, self._method.__self__), backend=self._backend, fullgraph=True,
             dynamic=self._dynamic,
         )
-        call = _inference(compiled)
+        call = inputs.inference(compiled)
         if not run:
             self._call = call
             return None
@@ -414,7 +287,7 @@ class CachedFunction:
 
         # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
         # is still the first trace. A new compile id (0/1) is a recompile (CC-12).
-        compile_id, traced = _dynamo_trace_facts()
+        compile_id, traced = guard_read.trace_facts()
         if isinstance(compile_id, str):
             self._uncacheable, compile_id = compile_id, object()
         if compile_id not in self._compile_ids:
@@ -422,7 +295,10 @@ class CachedFunction:
         self._traces = len(self._compile_ids)
         if self._traces == 1:
             self._traced = traced
+        if self._traces == 1 and self.state is State.UNRESOLVED:
+            self.state = State.TRACED
         if self._traces > 1:
+            self.state = State.RECOMPILED
             warnings.warn(
                 f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}){self._recompile_reason}; removed "
                 f"{os.path.dirname(self._path or '')} and will not save it again in this process. Keep shapes "
@@ -446,7 +322,7 @@ class CachedFunction:
     def _save(self, path: str, traced_code: types.CodeType, args: tuple, kwargs: dict) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
-            link = self._symlink_below_root()
+            link = artifact.symlink_below(self._root, self._path)
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code, args, kwargs)
@@ -499,7 +375,7 @@ class CachedFunction:
             },
             bytecode=bytecode.encode(transformed),
             globals=bytecode.injected_globals(transformed, function.__globals__),
-            inputs=[_describe_input(source, role, value) for source, role, value in compilation.inputs],
+            inputs=[record.describe_input(source, role, value) for source, role, value in compilation.inputs],
             guards=guards,
             graph=graph.record,
             extra={"load_failure": self._load_failure} if self._load_failure else {},
@@ -510,136 +386,3 @@ class CachedFunction:
         """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""
         if self._path:
             shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
-
-
-def _dynamo_trace_facts() -> tuple[Any, list[record.TracedSource] | str]:
-    """The current compile id and the source of the code Dynamo traced for it, read from Dynamo's tracing context.
-
-    Each is replaced by the reason (a str) when this torch does not offer it: the graph then runs but is not cached.
-    """
-    try:
-        from torch._guards import CompileContext
-
-        trace = CompileContext.current_trace_id()
-        compile_id: Any = trace.compile_id if trace is not None else "Dynamo gave no compile id"
-    except Exception as exc:  # noqa: BLE001 - a private API of another torch release: not cacheable, still runs
-        compile_id = f"Dynamo's compile id is not readable on torch {torch.__version__}: {exc!r}"
-    try:
-        from torch._guards import TracingContext
-
-        codes = TracingContext.get_traced_code()
-        if not codes:
-            return compile_id, "Dynamo reported no traced code"
-        return compile_id, record.traced_sources(list(codes))
-    except Exception as exc:  # noqa: BLE001 - as above
-        return compile_id, f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it"
-
-
-def check_input_records(inputs: Any) -> None:
-    """CC-17: the recorded graph inputs are what `_describe_input` writes, else the cache is broken (checked when it
-    loads, so that an inconsistent record is rebuilt rather than failing the first call)."""
-    if not isinstance(inputs, list):
-        raise artifact.BrokenCacheError(f"the recorded graph inputs are a {type(inputs).__name__}, not a list")
-    for i, meta in enumerate(inputs):
-        if not (isinstance(meta, dict) and all(isinstance(meta.get(k), str) for k in ("kind", "source", "role"))):
-            raise artifact.BrokenCacheError(f"recorded graph input {i} is not a description of an input: {meta!r:.200}")
-        if meta["kind"] != "tensor":
-            continue
-        dtype = getattr(torch, str(meta.get("dtype", "")).removeprefix("torch."), None)
-        shape, stride = meta.get("shape"), meta.get("stride")
-        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
-            d is None or (type(d) is int and d >= 0) for d in shape + stride)
-        if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
-            raise artifact.BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
-                                            f"{meta!r:.200}")
-        for key, dims in (("size_expr", shape), ("stride_expr", stride)):
-            problem = _expressions_problem(meta.get(key), len(dims))
-            if problem is not None:
-                raise artifact.BrokenCacheError(f"recorded graph input {i} has an invalid {key}: {problem}")
-
-
-def _expressions_problem(exprs: Any, rank: int) -> str | None:
-    """What is wrong with a recorded list of symbolic sizes or strides (pure): None when it is absent, or one entry
-    per dim, each None or an expression `inputs.evaluate` accepts."""
-    if exprs is None:
-        return None
-    if not isinstance(exprs, list) or len(exprs) != rank:
-        return f"{exprs!r:.100} is not a list of {rank} entries"
-    for expr in exprs:
-        if expr is None:
-            continue
-        if not isinstance(expr, str):
-            return f"{expr!r:.100} is not an expression"
-        try:
-            inputs.evaluate(expr, collections.defaultdict(int))
-        except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
-            return f"{expr!r:.100} is not an expression a warm start can check ({type(exc).__name__})"
-    return None
-
-
-def _describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
-    if isinstance(value, torch.Tensor):
-        stride = [s if isinstance(s, int) else None for s in value.stride()]
-        described = {
-            "kind": "tensor",
-            "source": source,
-            "role": role,
-            "dtype": str(value.dtype),
-            "device": str(value.device),
-            "shape": [d if isinstance(d, int) else None for d in value.shape],
-            "stride": stride,
-        }
-        if None in described["shape"] or None in stride:
-            described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
-            described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
-            for expr in described["size_expr"] + described["stride_expr"]:
-                try:
-                    inputs.evaluate(expr, collections.defaultdict(int)) if expr is not None else None
-                except (ValueError, SyntaxError) as exc:
-                    raise bytecode.UncacheableError(
-                        f"input {source} has the symbolic size or stride {expr!r}, which a warm start cannot check"
-                    ) from exc
-            if None in stride and _symbolically_contiguous(value):
-                described["contiguous"] = True
-        return described
-    return {"kind": type(value).__name__.lower(), "source": source, "role": role}
-
-
-def _symbolically_contiguous(value: torch.Tensor) -> bool:
-    """Whether a tensor with symbolic strides has exactly the row-major strides of its sizes (no guard is added)."""
-    expected: Any = 1
-    for size, stride in reversed(list(zip(value.shape, value.stride()))):
-        if _expr(stride) != _expr(expected):
-            return False
-        expected = expected * size
-    return True
-
-
-def _expr(value: Any) -> Any:
-    node = getattr(value, "node", None)
-    return node.expr if node is not None else value
-
-
-def _inference(method: Callable) -> Callable:
-    """CC-16: run without autograd, so outputs carry no graph."""
-    set_grad = torch._C._set_grad_enabled
-    grad_enabled = torch.is_grad_enabled
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        previous = grad_enabled()
-        set_grad(False)
-        try:
-            return method(*args, **kwargs)
-        finally:
-            set_grad(previous)
-
-    return call
-
-
-def _distributed_state() -> tuple[int, int]:
-    """(world size, rank) of an initialised torch.distributed, else (1, 0)."""
-    import torch.distributed as dist
-
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_world_size(), dist.get_rank()
-    return 1, 0

@@ -30,20 +30,19 @@ Nothing here depends on the process: no ids, no addresses, no hash order (CC-22)
 from __future__ import annotations
 
 import ast
-import enum
-import hashlib
 import io
 import json
 import re
 import tokenize
-import types
 from typing import Any, Iterable
 
 import torch
 
+from torchair_ref.inference.guard_values import (  # noqa: F401 - re-exported: the checks' one vocabulary
+    UnknownGuard, class_digest, code_digest, describe_class, describe_object, from_literal, literal, qualified_name,
+)
 
-class UnknownGuard(ValueError):
-    """A guard this translator does not understand (the message names its kind and text): do not cache."""
+
 
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
@@ -195,119 +194,6 @@ def substitute(template: str, codes: dict[str, str], prefix: str) -> str:
             return ast.Name(id=prefix + node.id, ctx=ast.Load())
 
     return ast.unparse(Replace().visit(ast.parse(template, mode="eval")).body)
-
-
-# -- values ------------------------------------------------------------------------------------------------------
-
-def code_digest(code: types.CodeType) -> str:
-    """CC-14/CC-22: a digest of a code object (bytecode, names, constants, nested code), the same in every process:
-    set constants are hashed in a sorted order, never through their hash-seeded iteration order."""
-    digest = hashlib.sha256()
-    for part in (code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-                 (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)):
-        digest.update(_stable(part).encode() if not isinstance(part, bytes) else part)
-        digest.update(b"\0")
-    for const in code.co_consts:
-        digest.update(_stable(const).encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def _stable(value: Any) -> str:
-    """A text for a constant that does not depend on the process (no ids, no set order)."""
-    if isinstance(value, types.CodeType):
-        return "code:" + code_digest(value)
-    if isinstance(value, (frozenset, set)):
-        return "{" + ",".join(sorted(_stable(v) for v in value)) + "}"
-    if isinstance(value, tuple):
-        return "(" + ",".join(_stable(v) for v in value) + ")"
-    if value is None or type(value) in (int, float, complex, bool, str, bytes) or value is Ellipsis:
-        return type(value).__name__ + ":" + repr(value)
-    return "other:" + type(value).__qualname__
-
-
-def qualified_name(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', None))}"
-
-
-def _in_torch(cls: type) -> bool:
-    module = getattr(cls, "__module__", "") or ""
-    return module == "builtins" or module == "torch" or module.startswith("torch.")
-
-
-def class_digest(cls: type) -> str | None:
-    """A digest of the code of a class and its bases outside torch (methods, properties, static and class methods,
-    plain constants), in name order; None for a class of torch or builtins (the torch version covers those)."""
-    if _in_torch(cls):
-        return None
-    digest = hashlib.sha256()
-    for klass in cls.__mro__:
-        if _in_torch(klass):
-            continue
-        digest.update(qualified_name(klass).encode())
-        for name in sorted(vars(klass)):
-            value = vars(klass)[name]
-            for code in _codes_of(value):
-                digest.update(f"{name}:{code_digest(code)}".encode())
-            if value is None or type(value) in (int, float, bool, str):
-                digest.update(f"{name}={value!r}".encode())
-    return digest.hexdigest()
-
-
-def _codes_of(value: Any) -> list[types.CodeType]:
-    if isinstance(value, (staticmethod, classmethod)):
-        value = value.__func__
-    if isinstance(value, property):
-        return [f.__code__ for f in (value.fget, value.fset, value.fdel) if isinstance(f, types.FunctionType)]
-    if isinstance(value, types.FunctionType):
-        return [value.__code__]
-    return []
-
-
-def describe_class(cls: type) -> dict[str, Any]:
-    return {"name": qualified_name(cls), "digest": class_digest(cls)}
-
-
-def describe_object(obj: Any) -> dict[str, Any]:
-    """What an object Dynamo guarded by id is, in terms that hold in another process."""
-    if obj is None or obj is True or obj is False:
-        return {"constant": obj}
-    if isinstance(obj, types.ModuleType):
-        return {"module": obj.__name__}
-    if isinstance(obj, types.CodeType):
-        return {"code": code_digest(obj)}
-    if isinstance(obj, types.FunctionType):
-        return {"function": qualified_name(obj), "code": code_digest(obj.__code__)}
-    if isinstance(obj, type):
-        return {"class": describe_class(obj)}
-    if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)) or callable(obj) and _is_torch_op(obj):
-        return {"builtin": qualified_name(obj), "type": qualified_name(type(obj))}
-    if isinstance(obj, (torch.dtype, torch.device)):
-        return {"value": str(obj), "type": qualified_name(type(obj))}
-    if isinstance(obj, enum.Enum):
-        return {"enum": qualified_name(type(obj)), "member": obj.name}
-    raise UnknownGuard(f"an object of type {qualified_name(type(obj))} guarded by identity")
-
-
-def _is_torch_op(obj: Any) -> bool:
-    return isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
-
-
-def literal(value: Any) -> Any:
-    """A JSON literal for a value Dynamo compared by equality, or UnknownGuard."""
-    if value is None or type(value) in (bool, int, str) or (type(value) is float and value == value
-                                                            and abs(value) != float("inf")):
-        return value
-    if type(value) in (tuple, list):
-        return {type(value).__name__: [literal(v) for v in value]}
-    raise UnknownGuard(f"a value of type {type(value).__name__} compared by equality")
-
-
-def from_literal(value: Any) -> Any:
-    if isinstance(value, dict):
-        kind, items = next(iter(value.items()))
-        return {"tuple": tuple, "list": list}[kind](from_literal(v) for v in items)
-    return value
 
 
 # -- translation -------------------------------------------------------------------------------------------------

@@ -346,3 +346,19 @@ class _Substitute(ast.NodeTransformer):
 def _static(actual: Any, recorded: list) -> list:
     """The dims the guard fixes: the actual value where the record has a static one, None where it is symbolic."""
     return [value if want is not None else None for value, want in zip(actual, recorded)]
+
+
+def inference(method: Callable) -> Callable:
+    """CC-16: run without autograd, so outputs carry no graph."""
+    set_grad = torch._C._set_grad_enabled
+    grad_enabled = torch.is_grad_enabled
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        previous = grad_enabled()
+        set_grad(False)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            set_grad(previous)
+
+    return call

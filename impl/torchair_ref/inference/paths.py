@@ -132,3 +132,12 @@ def _check_component(name: str, value: str) -> None:
     if value in ("", ".", "..") or any(s in value for s in seps) or "\0" in value:
         raise UnusableNameError(f"{name} {value!r} cannot be used as a directory name: it must be non-empty, not "
                                 f"'.' or '..', and contain no path separator or NUL")
+
+
+def distributed_state() -> tuple[int, int]:
+    """(world size, rank) of an initialised torch.distributed, else (1, 0)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0

@@ -10,6 +10,7 @@ fingerprint's torch version and git revision cover it.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import os
@@ -18,6 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from torchair_ref.inference import inputs
+from torchair_ref.inference.artifact import BrokenCacheError, StaleCacheError, environment
+from torchair_ref.inference.bytecode import UncacheableError
+from torchair_ref.inference.guard_values import code_digest
 
 SCHEMA_VERSION = 3
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -81,6 +87,41 @@ class CacheRecord:
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
 
 
+def checked(payload: dict, method: types.MethodType, model_info: str) -> "CacheRecord":
+    """CC-14/CC-17: the payload as a record written for this method, `<model_info>` folder, environment, train/eval
+    mode and code, else `StaleCacheError` saying what differs."""
+    try:
+        loaded = CacheRecord.from_payload(payload)
+    except RecordError as exc:
+        raise StaleCacheError(str(exc)) from exc
+    recorded = loaded.environment
+    current = environment(recorded.get("device", "cpu"))
+    if recorded != current:
+        changed = {k: (recorded.get(k), current.get(k)) for k in current if recorded.get(k) != current.get(k)}
+        raise StaleCacheError(f"written under another environment (cached, now): {changed}")
+    function = method.__func__
+    written_for = (loaded.function.get("module"), loaded.function.get("qualname"), loaded.model_info)
+    # The live <model_info> as the path formula made it (a <dist> level may stand between it and <func>).
+    live = (function.__module__, function.__qualname__, model_info)
+    if written_for != live:
+        raise StaleCacheError(
+            f"written for {written_for[0]}.{written_for[1]} in folder {written_for[2]!r}, not for "
+            f"{live[0]}.{live[1]} in {live[2]!r} (a file copied from another model?)"
+        )
+    if loaded.function.get("code_digest") != code_digest(function.__code__):
+        raise StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
+    changed = changed_sources(loaded.traced_sources)
+    if changed:
+        raise StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed)}")
+    training = bool(method.__self__.training)
+    if loaded.training != training:
+        mode = {True: "train", False: "eval"}
+        raise StaleCacheError(
+            f"written with the module in {mode[loaded.training]} mode, called in {mode[training]} mode"
+        )
+    return loaded
+
+
 def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source."""
     found: dict[tuple[str, int, int], TracedSource] = {}
@@ -114,3 +155,88 @@ def lines_digest(path: str, first: int, last: int) -> str | None:
 def changed_sources(sources: list[TracedSource]) -> list[str]:
     """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`."""
     return [f"{s.qualname} ({s.file}:{s.first})" for s in sources if lines_digest(s.file, s.first, s.last) != s.sha256]
+
+
+def check_input_records(described: Any) -> None:
+    """CC-17: the recorded graph inputs are what `describe_input` writes, else the cache is broken (checked when it
+    loads, so that an inconsistent record is rebuilt rather than failing the first call)."""
+    if not isinstance(described, list):
+        raise BrokenCacheError(f"the recorded graph inputs are a {type(described).__name__}, not a list")
+    for i, meta in enumerate(described):
+        if not (isinstance(meta, dict) and all(isinstance(meta.get(k), str) for k in ("kind", "source", "role"))):
+            raise BrokenCacheError(f"recorded graph input {i} is not a description of an input: {meta!r:.200}")
+        if meta["kind"] != "tensor":
+            continue
+        dtype = getattr(torch, str(meta.get("dtype", "")).removeprefix("torch."), None)
+        shape, stride = meta.get("shape"), meta.get("stride")
+        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
+            d is None or (type(d) is int and d >= 0) for d in shape + stride)
+        if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
+            raise BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
+                                            f"{meta!r:.200}")
+        for key, dims in (("size_expr", shape), ("stride_expr", stride)):
+            problem = _expressions_problem(meta.get(key), len(dims))
+            if problem is not None:
+                raise BrokenCacheError(f"recorded graph input {i} has an invalid {key}: {problem}")
+
+
+def _expressions_problem(exprs: Any, rank: int) -> str | None:
+    """What is wrong with a recorded list of symbolic sizes or strides (pure): None when it is absent, or one entry
+    per dim, each None or an expression `inputs.evaluate` accepts."""
+    if exprs is None:
+        return None
+    if not isinstance(exprs, list) or len(exprs) != rank:
+        return f"{exprs!r:.100} is not a list of {rank} entries"
+    for expr in exprs:
+        if expr is None:
+            continue
+        if not isinstance(expr, str):
+            return f"{expr!r:.100} is not an expression"
+        try:
+            inputs.evaluate(expr, collections.defaultdict(int))
+        except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
+            return f"{expr!r:.100} is not an expression a warm start can check ({type(exc).__name__})"
+    return None
+
+
+def describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, torch.Tensor):
+        stride = [s if isinstance(s, int) else None for s in value.stride()]
+        described = {
+            "kind": "tensor",
+            "source": source,
+            "role": role,
+            "dtype": str(value.dtype),
+            "device": str(value.device),
+            "shape": [d if isinstance(d, int) else None for d in value.shape],
+            "stride": stride,
+        }
+        if None in described["shape"] or None in stride:
+            described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
+            described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
+            for expr in described["size_expr"] + described["stride_expr"]:
+                try:
+                    inputs.evaluate(expr, collections.defaultdict(int)) if expr is not None else None
+                except (ValueError, SyntaxError) as exc:
+                    raise UncacheableError(
+                        f"input {source} has the symbolic size or stride {expr!r}, which a warm start cannot check"
+                    ) from exc
+            if None in stride and _symbolically_contiguous(value):
+                described["contiguous"] = True
+        return described
+    return {"kind": type(value).__name__.lower(), "source": source, "role": role}
+
+
+def _symbolically_contiguous(value: torch.Tensor) -> bool:
+    """Whether a tensor with symbolic strides has exactly the row-major strides of its sizes (no guard is added)."""
+    expected: Any = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        if _expr(stride) != _expr(expected):
+            return False
+        expected = expected * size
+    return True
+
+
+def _expr(value: Any) -> Any:
+    node = getattr(value, "node", None)
+    return node.expr if node is not None else value
