@@ -79,7 +79,7 @@ def test_sizes_across_a_guarded_relation(impl, kind, data):
     rows = data.draw(st.integers(bound + 1, bound + 8), label="cold_rows")
     warm_rows = {"squeeze": 1, "empty": 0}.get(kind) or data.draw(st.integers(1, bound - 1), label="warm_rows")
     case = {"kind": kind, "seed": data.draw(cst.seeds, label="seed"), "bound": bound, "rows": rows,
-            "warm_rows": warm_rows, "width": data.draw(st.integers(1, 5), label="width")}
+            "warm_rows": warm_rows, "width": data.draw(st.integers(2, 5), label="width")}
     _cold_then_warm(impl, case, data.draw(st.sampled_from(WHEN), label="when"), True, [])
 
 
@@ -122,10 +122,11 @@ def test_values_the_graph_specialised_on(impl, kind, data):
 def test_module_state_and_code_the_cold_trace_did_not_see(impl, kind, data):
     """CC-21 (d)-(f): a submodule's forward hook removed or added, a submodule back in training, the default dtype or
     autocast at the warm call, a monkeypatched submodule method, a helper chosen at import time; the first warm call
-    meets them. Autocast uses the real graph compiler (an ATen graph run op by op autocasts anyway)."""
+    meets them. Autocast and the default dtype use the real graph compiler (an ATen graph run op by op autocasts, and
+    creates tensors in the default dtype, anyway)."""
     case = {"kind": kind, "seed": data.draw(cst.seeds, label="seed"), "rows": data.draw(st.integers(2, 6),
             label="rows"), "width": data.draw(st.integers(1, 5), label="width")}
-    options = [] if kind == "autocast" else harness.fast_options(impl)
+    options = [] if kind in ("autocast", "default_dtype") else harness.fast_options(impl)
     env = {"CONFORMANCE_GUARD_HELPER": "sigmoid"} if kind == "import_helper" else None
     _cold_then_warm(impl, case, "first", data.draw(st.booleans(), label="dynamic"), options, warm_env=env)
 
