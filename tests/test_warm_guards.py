@@ -86,7 +86,7 @@ CASES = {
     "empty_input": one_input("return x.amax(0)", "8, 3", "0, 3"),
     # (b) argument structure
     "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)", ("alias", "same", "duplicate", " is l[")),
-    "optional_tensor": arguments("x, mask=None", "return x if mask is None else x * mask", "(a,)", "(a, b)",
+    "optional_tensor": arguments("x, mask=None", "return x * 2 if mask is None else x * mask", "(a,)", "(a, b)",
                                  ("none", "mask")),
     "list_length": arguments("xs", "return sum(xs)", "([a, b],)", "([a, b, c],)", ("len", "xs")),
     # (c) non-tensor values the graph specialised on
