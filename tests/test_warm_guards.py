@@ -121,7 +121,7 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def cold_folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def cold_folders() -> dict[str, Path]:
     """Each case's folder with its script and the cache its cold process wrote (made at the case's first test)."""
     return {}
 
