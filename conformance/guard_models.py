@@ -1,0 +1,219 @@
+"""Models, calls and module states for the guard properties (SPEC CC-21, CC-22), built from JSON descriptions.
+
+A case is ``{"kind": name, ...drawn numbers...}``; ``build(case, phase)`` makes the module, ``prepare(model, case,
+phase)`` puts it in the phase's state (hooks, training, a monkeypatch) and ``calls(case, phase)`` gives the phase's
+calls as ``(args, kwargs, context factory)``. Phase "cold" is what the cold trace saw; phase "warm" is what the cold
+trace's guards reject. The same description gives the same module, state and calls in every process.
+The code a helper is chosen from at import time reads ``$CONFORMANCE_GUARD_HELPER`` (CC-21 (f)).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import types
+from typing import Any, Callable, Dict, List, Mapping, Tuple
+
+import torch
+from torch import nn
+
+__all__ = ["SIZE_KINDS", "STRUCTURE_KINDS", "VALUE_KINDS", "MODULE_KINDS", "build", "prepare", "calls"]
+
+Call = Tuple[tuple, Dict[str, Any], Callable[[], Any]]
+
+SIZE_KINDS = ("slice", "slice_int", "narrow", "branch", "squeeze", "empty")
+STRUCTURE_KINDS = ("same_tensor", "none_then_tensor", "list_length", "tied")
+VALUE_KINDS = ("int", "bool", "str")
+MODULE_KINDS = ("hook_removed", "hook_added", "training", "default_dtype", "autocast", "monkeypatch",
+                "import_helper")
+
+
+def _relu(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x)
+
+
+def _sigmoid(x: torch.Tensor) -> torch.Tensor:
+    return torch.sigmoid(x)
+
+
+HELPER = _sigmoid if os.environ.get("CONFORMANCE_GUARD_HELPER") == "sigmoid" else _relu
+
+
+class Sizes(nn.Module):
+    """CC-21 (a): a symbolic size relation with the bound `bound` (`kind` picks which)."""
+
+    def __init__(self, kind: str, bound: int) -> None:
+        super().__init__()
+        self.kind, self.bound = kind, bound
+
+    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        if self.kind == "slice":
+            return x[: self.bound] * 2
+        if self.kind == "slice_int":
+            return x[:n] + 1
+        if self.kind == "narrow":
+            return x.narrow(0, 0, self.bound) * 2
+        if self.kind == "branch":
+            return x * 2 if x.size(0) > self.bound else x - 1
+        if self.kind == "squeeze":
+            return x.squeeze() + 1
+        return x.amax(0)
+
+
+class Structured(nn.Module):
+    """CC-21 (b): optional tensors and lists change the graph's inputs."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor = None, zs: List[torch.Tensor] = None) -> torch.Tensor:
+        out = x * 2
+        if y is not None:
+            out = out + y
+        for z in zs or ():
+            out = out + z
+        return out
+
+
+class Tied(nn.Module):
+    """CC-21 (b): an output head whose weight is the embedding's when `tied`; `str(module)` is the same."""
+
+    def __init__(self, width: int, tied: bool) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(8, width)
+        self.head = nn.Linear(width, 8, bias=False)
+        if tied:
+            self.head.weight = self.embed.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(ids))
+
+
+class Valued(nn.Module):
+    """CC-21 (c): an int, a bool and a str the graph specialises on."""
+
+    def forward(self, x: torch.Tensor, k: int, flag: bool, mode: str) -> torch.Tensor:
+        y = x * k
+        y = y + 1 if flag else y - 1
+        return torch.relu(y) if mode == "relu" else torch.sigmoid(y)
+
+
+class Inner(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x)
+
+
+class Hooked(nn.Module):
+    """CC-21 (d)-(f): a submodule that hooks, training and monkeypatches reach, a helper chosen at import time, and
+    a tensor created in the default dtype."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.inner = Inner(width)
+        self.bn = nn.BatchNorm1d(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(HELPER(self.inner(x))) + torch.ones(x.shape[-1])
+
+
+class SetConstant(nn.Module):
+    """CC-22: a method holding a set constant (its iteration order follows PYTHONHASHSEED)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.name in {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}:
+            return x * 2
+        return x - 1
+
+
+def _plus_one(module: nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor:
+    return output + 1
+
+
+def _times_three(self: Inner, x: torch.Tensor) -> torch.Tensor:
+    return self.fc(x) * 3
+
+
+def build(case: Mapping[str, Any], phase: str) -> nn.Module:
+    """The module of `case` (parameters from `case["seed"]`), in inference mode."""
+    torch.manual_seed(case["seed"])
+    kind = case["kind"]
+    if kind in SIZE_KINDS:
+        model: nn.Module = Sizes(kind, case["bound"])
+    elif kind == "tied":
+        model = Tied(case["width"], tied=phase == "cold")
+    elif kind in STRUCTURE_KINDS:
+        model = Structured()
+    elif kind in VALUE_KINDS:
+        model = Valued()
+    elif kind in MODULE_KINDS:
+        model = Hooked(case["width"])
+    elif kind == "set_constant":
+        model = SetConstant(case["name"])
+    else:
+        known = SIZE_KINDS + STRUCTURE_KINDS + VALUE_KINDS + MODULE_KINDS + ("set_constant",)
+        raise ValueError(f"unknown guard case kind {kind!r}; known: {', '.join(known)}")
+    return model.eval()
+
+
+def prepare(model: nn.Module, case: Mapping[str, Any], phase: str) -> None:
+    """Put the module in the phase's state: a hook only in one phase, a training submodule, a monkeypatch."""
+    kind = case["kind"]
+    if (kind, phase) in (("hook_removed", "cold"), ("hook_added", "warm")):
+        model.inner.fc.register_forward_hook(_plus_one)
+    elif (kind, phase) == ("training", "warm"):
+        model.bn.train()
+    elif (kind, phase) == ("monkeypatch", "warm"):
+        model.inner.forward = types.MethodType(_times_three, model.inner)
+
+
+def _tensor(seed: int, *shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _context(case: Mapping[str, Any], phase: str) -> Callable[[], Any]:
+    if (case["kind"], phase) == ("autocast", "warm"):
+        return lambda: torch.autocast("cpu", dtype=torch.bfloat16)
+    if (case["kind"], phase) == ("default_dtype", "warm"):
+        return lambda: _default_dtype(torch.float64)
+    return contextlib.nullcontext
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype):
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(before)
+
+
+def calls(case: Mapping[str, Any], phase: str) -> List[Call]:
+    """The phase's call: its arguments from the drawn numbers (`rows`/`warm_rows`, `width`, `seed`, ...)."""
+    kind, seed, width = case["kind"], case["seed"], case.get("width", 3)
+    rows = case["rows"] if phase == "cold" else case.get("warm_rows", case["rows"])
+    context = _context(case, phase)
+    if kind in SIZE_KINDS:
+        shape = (rows, 1, width) if kind == "squeeze" else (rows, width)
+        return [((_tensor(seed, *shape), case["bound"]), {}, context)]
+    a, b = _tensor(seed, rows, width), _tensor(seed + 1, rows, width)
+    if kind == "same_tensor":
+        return [((a, a if phase == "cold" else b), {}, context)]
+    if kind == "none_then_tensor":
+        return [((a,), {} if phase == "cold" else {"y": b}, context)]
+    if kind == "list_length":
+        count = case["length"] if phase == "cold" else case["warm_length"]
+        return [((a,), {"zs": [_tensor(seed + 2 + i, rows, width) for i in range(count)]}, context)]
+    if kind == "tied":
+        return [((torch.arange(rows) % 8,), {}, context)]
+    if kind in VALUE_KINDS:
+        values = {"k": 2, "flag": True, "mode": "relu"}
+        if phase == "warm":
+            values[{"int": "k", "bool": "flag", "str": "mode"}[kind]] = case["warm_value"]
+        return [((a,), values, context)]
+    return [((a,), {}, context)]
