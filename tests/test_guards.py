@@ -36,6 +36,16 @@ def test_shape_expressions_become_templates_and_reject_other_code():
             guard_spec.parse_expression(bad)
 
 
+def test_a_float_argument_guard_is_kept_as_isnan():
+    """A float argument the graph specialised on: Dynamo guards `not math.isnan(...)`; other calls stay refused."""
+    template, sources = guard_spec.parse_expression("not math.isnan(L['scale'])")
+    assert (template, sources) == ("not isnan(_s0)", ["L['scale']"])
+    assert guard_spec.substitute(template, {"_s0": "scale"}, "_p_") == "not _p_isnan(scale)"
+    for bad in ("not os.isnan(L['scale'])", "math.sqrt(L['scale']) > 0"):
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_expression(bad)
+
+
 def test_when_depends_on_the_root():
     assert guard_spec.when(["L['x'].size()[0]"], frozenset({"self"})) == "call"
     assert guard_spec.when(["L['self'].kind", "G['helper'].__code__"], frozenset({"self"})) == "first"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import types
 from typing import Any, Callable
 
@@ -120,7 +121,7 @@ def _holds(spec: dict, at: Callable[[str], Any], digests: dict) -> bool:
     raise guard_spec.UnknownGuard(f"{check} cannot be checked at the first call")
 
 
-_FUNCTIONS = {"max": max, "min": min, "abs": abs}
+_FUNCTIONS = {"max": max, "min": min, "abs": abs, "isnan": math.isnan}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -183,7 +184,7 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[dict
         raise guard_spec.UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_specs": specs, "_tq_fail": on_fail,
                                  "_tq_G": module_globals, "Exception": Exception,
-                                 **{f"_tq_{f.__name__}": f for f in (len, hasattr, type, dict, list, max, min, abs)}}
+                                 **{f"_tq_{f.__name__}": f for f in (len, hasattr, type, dict, list, max, min, abs, math.isnan)}}
     namespace["_tq_cells"] = cells(function)
     tests = [_test(spec, i, namespace, set(names) | {varargs, varkw}) for i, spec in enumerate(specs)]
     pack = ", ".join(params)

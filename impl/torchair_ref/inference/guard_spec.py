@@ -49,7 +49,7 @@ _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
 _HELPERS = {"___odict_getitem": "item", "type": "type", "dict": "dict"}
 _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
-_FUNCTIONS = frozenset({"max", "min", "abs"})
+_FUNCTIONS = frozenset({"max", "min", "abs", "isnan"})
 _SAVED_TENSOR_HOOKS = "torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None"
 _NO_CHECK = frozenset({"DIMENSION_DYNAMIC_MARKING_GUARD"})
 _SIZE_STRIDE = re.compile(r"size=\[([^\]]*)\], stride=\[([^\]]*)\]")
@@ -166,6 +166,10 @@ def parse_expression(text: str) -> tuple[str, list[str]]:
 
     class Replace(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> ast.AST:
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "isnan"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "math"):
+                # a float argument the graph specialised on: Dynamo guards `not math.isnan(L['scale'])`
+                node.func = ast.Name(id="isnan", ctx=ast.Load())
             if isinstance(node, ast.expr) and _source_of(node) is not None:
                 text = ast.unparse(node)
                 if text not in sources:
