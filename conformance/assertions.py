@@ -169,7 +169,7 @@ def messages_at(result: Mapping[str, Any], level: int) -> Iterable[str]:
 
 
 # --- dynamo_export (SPEC section 4) -------------------------------------------------------------------------------
-# ``weights`` arguments are ``models.model_weights(module)``: {first fqn: [tensor, fqn, fqn, ...]}.
+# ``weights`` arguments are ``export_zoo.model_weights(module)``: {first fqn: [tensor, fqn, fqn, ...]}.
 
 
 def assert_files(root: os.PathLike | str, expected: Collection[str], *, what: str) -> None:

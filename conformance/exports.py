@@ -102,7 +102,7 @@ def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) 
 
 
 def weight_sizes(weights: Mapping[str, Sequence[Any]]) -> List[int]:
-    """EX-6: ``numel * element_size`` of each distinct weight (``models.model_weights``)."""
+    """EX-6: ``numel * element_size`` of each distinct weight (``export_zoo.model_weights``)."""
     return [entry[0].numel() * entry[0].element_size() for entry in weights.values()]
 
 

@@ -207,11 +207,11 @@ def export_model(impl: Implementation, spec: Mapping[str, Any], batch: Sequence[
                  options: Sequence[Tuple[str, Any]] = (), threshold: Optional[int] = None) -> Export:
     """EX-1: build ``spec``'s model and inputs, and ``dynamo_export`` them (``export_name``/``dynamic`` left to
     their defaults when None; a config only when ``options`` assigns something)."""
-    from conformance import models
+    from conformance import export_zoo
 
     fresh_dynamo()
-    module = models.build_export_model(spec)
-    args, kwargs = models.export_inputs(spec, batch, input_seed)
+    module = export_zoo.build_export_model(spec)
+    args, kwargs = export_zoo.export_inputs(spec, batch, input_seed)
     named: Dict[str, Any] = {"export_path": export_path}
     if export_name is not None:
         named["export_name"] = export_name

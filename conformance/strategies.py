@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from hypothesis import strategies as st
 
-from conformance import models, profiles
+from conformance import export_zoo, models, profiles
 
 __all__ = [
     "MODES",
@@ -196,7 +196,7 @@ EXPORT_DTYPES = ("float32", "float16", "bfloat16")
 @st.composite
 def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all_reduce: bool = False,
                   max_depth: Optional[int] = None) -> Dict[str, Any]:
-    """An export description (``models.build_export_model``): 1-3 inputs, each positional or keyword, a stack of
+    """An export description (``export_zoo.build_export_model``): 1-3 inputs, each positional or keyword, a stack of
     drawn depth and widths, maybe a float buffer, an int buffer, a weight shared by two layers, a second output."""
     n_inputs = draw(st.integers(1, 3), label="n_inputs")
     inputs = [{"features": draw(_widths(), label=f"features of input {i}"),
@@ -212,7 +212,7 @@ def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all
         "hidden": hidden,
         "structure": structure,
         "float_buffer": draw(st.booleans(), label="float_buffer"),
-        "int_buffer": draw(st.one_of(st.none(), st.sampled_from(models.INT_BUFFER_DTYPES)), label="int_buffer"),
+        "int_buffer": draw(st.one_of(st.none(), st.sampled_from(export_zoo.INT_BUFFER_DTYPES)), label="int_buffer"),
         "shared": draw(st.booleans(), label="shared_weight"),
         "all_reduce": all_reduce,
         "outputs": draw(st.sampled_from([1, 2]), label="outputs"),

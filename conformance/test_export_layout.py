@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from conformance import exports, harness, models, profiles
+from conformance import export_zoo, exports, harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_logged,
                                     assert_net_output, assert_options_json, assert_pbtxt_matches)
@@ -237,12 +237,12 @@ def _compile_story(spec, batches) -> list:
         graphs.append([str(tuple(t.shape)) for t in example_inputs if isinstance(t, torch.Tensor)])
         return gm.forward
 
-    module = models.build_export_model(spec)
+    module = export_zoo.build_export_model(spec)
     compiled = torch.compile(_run, backend=backend)
     results = []
     with torch.no_grad():
         for batch in batches:
-            args, kwargs = models.export_inputs(spec, batch, 1)
+            args, kwargs = export_zoo.export_inputs(spec, batch, 1)
             results.append(models.digest(compiled(module, *args, **kwargs)))
     return graphs + results
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import exports, harness, models, profiles
+from conformance import export_zoo, exports, harness, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_net_output,
                                     assert_options_json, assert_pbtxt_matches, assert_weights_in_files,
@@ -51,8 +51,8 @@ def _check_rank(out, base, spec, batch, rank: int, *, name: str, dynamic: bool, 
     assert_pbtxt_matches((rank_dir / exports.PBTXT).read_text(encoding="utf-8"), graph, what=f"EX-8: {what}")
     assert_options_json(rank_dir / exports.OPTIONS_JSON, what=f"EX-4: {what}")
     own = {air.name, f"rank_{rank}/{exports.PBTXT}", f"rank_{rank}/{exports.OPTIONS_JSON}"}
-    module = models.build_export_model({**spec, "seed": spec["seed"] + rank})
-    weights = models.model_weights(module)
+    module = export_zoo.build_export_model({**spec, "seed": spec["seed"] + rank})
+    weights = export_zoo.model_weights(module)
     if not external:
         assert_weights_inline(graph, weights, what=f"EX-6: {what}")
         return own

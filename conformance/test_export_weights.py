@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from conformance import exports, harness, models, profiles
+from conformance import export_zoo, exports, harness, models, profiles
 from conformance import strategies as cst
 from conformance.assertions import (assert_data_ops, assert_files, assert_weights_in_files, assert_weights_inline)
 
@@ -36,7 +36,7 @@ def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dy
                                    dynamic=dynamic)
         assert_files(base / "out", BASE_FILES, what="EX-6: inline weights leave no weight file")
         graph = _graph(base / "out" / "export.air")
-        assert_weights_inline(graph, models.model_weights(run.module), what="EX-6: under the real threshold")
+        assert_weights_inline(graph, export_zoo.model_weights(run.module), what="EX-6: under the real threshold")
         assert_data_ops(graph, exports.expected_data(spec, batch, dynamic), what="EX-6: Data ops after the Consts")
 
 
@@ -53,7 +53,7 @@ def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl,
     seed = data.draw(cst.seeds, label="input_seed")
     with harness.scratch() as base:
         inline = harness.export_model(impl, spec, batch, seed, str(base / "real"), dynamic=dynamic)
-        weights = models.model_weights(inline.module)
+        weights = export_zoo.model_weights(inline.module)
         sizes = exports.weight_sizes(weights)
         air_bytes = (base / "real" / "export.air").stat().st_size
         # No larger than the weight bytes alone, so graph + weights exceed it; at least the smallest weight's size,
@@ -65,14 +65,14 @@ def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl,
 
         over = harness.export_model(impl, spec, batch, seed, str(base / "over"), dynamic=dynamic, threshold=low)
         graph = _graph(base / "over" / "export.air")
-        files = assert_weights_in_files(graph, models.model_weights(over.module), base / "over", cwd=os.getcwd(),
+        files = assert_weights_in_files(graph, export_zoo.model_weights(over.module), base / "over", cwd=os.getcwd(),
                                         what=f"EX-6: threshold {low} < graph + weights; {story}")
         assert_files(base / "over", BASE_FILES | files, what=f"EX-6: threshold {low}: .air, dump and weight files")
         assert_data_ops(graph, exports.expected_data(spec, batch, dynamic), what="EX-6: Data ops re-indexed")
 
         under = harness.export_model(impl, spec, batch, seed, str(base / "under"), dynamic=dynamic, threshold=high)
         graph = _graph(base / "under" / "export.air")
-        assert_weights_inline(graph, models.model_weights(under.module),
+        assert_weights_inline(graph, export_zoo.model_weights(under.module),
                               what=f"EX-6: threshold {high} >= graph + weights; {story}")
         assert_files(base / "under", BASE_FILES, what=f"EX-6: threshold {high}: no weight files")
         assert_data_ops(graph, exports.expected_data(spec, batch, dynamic), what="EX-6: Data ops re-indexed")
@@ -125,7 +125,7 @@ def test_a_model_just_over_the_real_threshold_is_externalised(impl):
         harness.fresh_dynamo()
         assert impl.dynamo_export(torch.randn(3, 4), model=model, export_path=str(base / "out")) is None
         graph = _graph(base / "out" / "export.air")
-        files = assert_weights_in_files(graph, models.model_weights(model), base / "out", cwd=os.getcwd(),
+        files = assert_weights_in_files(graph, export_zoo.model_weights(model), base / "out", cwd=os.getcwd(),
                                         what="EX-6: weights of the real threshold's size")
         assert_files(base / "out", BASE_FILES | files, what="EX-6: the real threshold")
         assert files == {"blob", "proj_weight", "proj_bias"}, files

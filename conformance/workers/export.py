@@ -3,7 +3,7 @@
 Job::
 
     {"impl": "torchair_ref",
-     "model": {export description, models.build_export_model},   # built with seed + rank: ranks differ
+     "model": {export description, export_zoo.build_export_model},   # built with seed + rank: ranks differ
      "batch": [int, ...], "input_seed": int,
      "export_path": "/abs/dir", "export_name": "net", "dynamic": false,
      "config": [["export.experimental.auto_atc_config_generated", true], ...],
@@ -27,7 +27,7 @@ def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
     """Build this rank's model and inputs, export them, report."""
     import torch.distributed as dist
 
-    from conformance import harness, impl as impl_mod, models
+    from conformance import export_zoo, harness, impl as impl_mod, models
     from conformance.workers.common import error_record
 
     impl = impl_mod.resolve(job["impl"])
@@ -35,8 +35,8 @@ def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
     result: Dict[str, Any] = {"rank": rank, "world_size": world, "returned": None, "error": None}
     spec = {**job["model"], "seed": job["model"]["seed"] + rank}
-    module = models.build_export_model(spec)
-    args, kwargs = models.export_inputs(spec, job["batch"], job["input_seed"])
+    module = export_zoo.build_export_model(spec)
+    args, kwargs = export_zoo.export_inputs(spec, job["batch"], job["input_seed"])
     config = harness.make_config(impl, [tuple(o) for o in job.get("config", [])])
     threshold = job.get("threshold")
     with harness.capture(impl.logger) as captured:
@@ -59,15 +59,16 @@ def _execute(job: Mapping[str, Any], spec: Mapping[str, Any], module: Any, rank:
     runs the same sequence (eager, then graph, per batch), so their collectives pair up."""
     import os
 
-    from conformance import execute, exports, models
+    from conformance import execute, export_zoo, exports
 
     air = os.path.join(job["export_path"], exports.air_name(job["export_name"], rank))
     executed = {}
     for batch in job["execute"]:
-        args, kwargs = models.export_inputs(spec, batch, job["input_seed"])
+        args, kwargs = export_zoo.export_inputs(spec, batch, job["input_seed"])
         want = execute.eager_outputs(module, args, kwargs)
-        got = execute.closest(execute.run_air(air, execute.user_tensors(args, kwargs)), want)
-        executed[str(batch)] = [list(d) for d in execute.differences(got, want)]
+        truth = execute.reference_outputs(module, args, kwargs)  # every rank: eager, float64, graph (collectives pair)
+        got = execute.closest(execute.run_air(air, execute.user_tensors(args, kwargs)), want, truth)
+        executed[str(batch)] = [list(d) for d in execute.differences(got, want, truth)]
     return executed
 
 
