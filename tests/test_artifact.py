@@ -166,3 +166,21 @@ def test_environment_fingerprint_names_python_torch_and_device() -> None:
     env = artifact.environment("cpu")
     assert env["torch"] == torch.__version__ and env["device"] == "cpu"
     assert {"python", "bytecode_magic", "cpu_capability", "torch_npu", "cann"} <= set(env), env
+
+
+def test_a_save_leaves_a_folder_another_process_is_saving_alone(tmp_path: Path) -> None:
+    """CC-11: while another writer holds the `<func>` folder's lock (its save under way, or stopped mid-way), a save
+    returns False at once and writes nothing; once the lock is free it saves."""
+    import fcntl
+
+    path = tmp_path / "f" / "compiled_module"
+    path.parent.mkdir()
+    held = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert artifact.write(str(path), {"kernels": ["a"]}, {_kernel("a"): b"A"}) is False
+        assert list(path.parent.iterdir()) == []
+    finally:
+        os.close(held)
+    assert artifact.write(str(path), {"kernels": ["a"]}, {_kernel("a"): b"A"}) is True
+    assert artifact.read(str(path)) == {"kernels": ["a"]}

@@ -266,19 +266,25 @@ def make_private_levels(root: str, folder: str) -> None:
             raise OSError(f"the cache folder cannot be trusted: {problem}")
 
 
-def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> None:
-    """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last).
+def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> bool:
+    """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last); False when
+    another process is saving this very `<func>` folder right now, which then leaves its save alone.
 
-    Writers of one `<func>` folder take turns (an flock on the folder), so that `kernels/` then holds exactly the
+    One writer of a `<func>` folder at a time (an flock on the folder), so that `kernels/` then holds exactly the
     kernels the written record names: each save removes the others' (a racing cold process with an Inductor cache of
-    its own built other ones), and a save that fails (no room) removes the kernel files it added."""
+    its own built other ones), and a save that fails (no room) removes the kernel files it added. A process that finds
+    the folder locked does not wait for the other's save (which may be slow or stopped): it computed the same
+    function, and the other's file is what the next process loads."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     kernels = os.path.join(folder, KERNEL_DIR)
     names = set(files or {})
     lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
         added = [n for n in names if not os.path.lexists(os.path.join(kernels, n))]
         try:
             for name, data in (files or {}).items():
@@ -290,6 +296,7 @@ def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = N
                     os.unlink(os.path.join(kernels, name))
             raise
         _remove_kernels_except(kernels, names)
+        return True
     finally:
         os.close(lock)  # releases the flock
 

@@ -329,7 +329,9 @@ class CachedFunction:
             payload, files = self._payload(traced_code, args, kwargs)
             folder = os.path.dirname(path)
             artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
-            artifact.write(path, payload, files)
+            if not artifact.write(path, payload, files):
+                logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
+                return
         except bytecode.UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
             return
