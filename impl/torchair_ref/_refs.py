@@ -21,6 +21,10 @@ def describe(obj: Any) -> dict[str, str]:
         return {"module": obj.__name__}
     if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
         return {"float": repr(obj)}
+    if _namedtuple_scope(obj):
+        # The globals of the `__new__` that collections.namedtuple generates (Dynamo's guards read them): the same
+        # three entries for every namedtuple, so named by the one that differs.
+        return {"namedtuple_scope": obj["__name__"]}
     if isinstance(obj, types.MethodType) and isinstance(obj.__self__, type):
         # A class method bound to its class (Dynamo rebuilds a namedtuple with `Pair._make`): each attribute read
         # makes a new bound method, so it is named through its class and compared by equality.
@@ -47,10 +51,21 @@ def describe(obj: Any) -> dict[str, str]:
     return ref
 
 
+def _namedtuple_scope(obj: Any) -> bool:
+    return (type(obj) is dict and obj.keys() == {"_tuple_new", "__builtins__", "__name__"}
+            and obj["_tuple_new"] is tuple.__new__ and obj["__builtins__"] == {}
+            and isinstance(obj["__name__"], str) and obj["__name__"].startswith("namedtuple_"))
+
+
 def resolve(ref: dict[str, str]) -> Any:
     """Import what `describe` named."""
     if "float" in ref:
         return float(ref["float"])
+    if "namedtuple_scope" in ref:
+        scope = {"_tuple_new": tuple.__new__, "__builtins__": {}, "__name__": ref["namedtuple_scope"]}
+        if not _namedtuple_scope(scope):
+            raise ValueError(f"not the scope of a namedtuple's __new__: {ref!r}")
+        return scope
     obj: Any = importlib.import_module(ref["module"])
     for part in ref.get("qualname", "").split(".") if ref.get("qualname") else ():
         obj = getattr(obj, part)
