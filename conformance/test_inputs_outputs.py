@@ -160,6 +160,16 @@ def test_unregistered_closure_and_global_tensors_are_rebound_on_warm_start(impl,
         f"max |warm - eager| = {warm['eager_max_diff'][0]}")
 
 
+def _same_aliasing(got: dict, eager: dict) -> bool:
+    """CC-18, one call's outputs: the same container types, every tensor sharing the same argument's storage as eager's, and a view
+    wherever eager's is one. Where eager returns the argument itself (`x.contiguous()` of a contiguous `x`) a view of
+    it is as good: the contract is aliasing (no copy), not object identity."""
+    if got["types"] != eager["types"] or got["shares_input"] != eager["shares_input"]:
+        return False
+    return all(g == e or (not e and shared is not None)
+               for g, e, shared in zip(got["is_view"], eager["is_view"], eager["shares_input"]))
+
+
 @pytest.mark.clause("CC-18", "CC-14")
 @pytest.mark.parametrize("name", ["views", "structs"])
 @given(data=st.data())
@@ -187,7 +197,8 @@ def test_view_and_dataclass_outputs_are_cached_and_rebuilt(impl, name, data):
     assert warm["unique_graphs"] == 0, f"CC-14: the warm run traced {warm['unique_graphs']} graph(s)"
     for run, result in (("cold", cold), ("warm", warm)):
         assert result["eager_max_diff"][0] <= 1e-4, f"CC-18: {run} run differs from eager: {result['eager_max_diff']}"
-        assert result["outputs"] == result["eager_outputs"], (
+        assert len(result["outputs"]) == len(result["eager_outputs"]) and all(
+                _same_aliasing(got, eager) for got, eager in zip(result["outputs"], result["eager_outputs"])), (
             f"CC-18: {run} outputs' types or aliasing differ from eager's: {result['outputs']} vs "
             f"{result['eager_outputs']}")
     assert warm["digests"] == cold["digests"], "CC-14: warm outputs differ from the cold run's"

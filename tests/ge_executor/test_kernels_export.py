@@ -62,3 +62,23 @@ def test_greater_broadcasts_to_a_bool_mask():
     rows, cols = torch.arange(3).reshape(3, 1), torch.arange(4).reshape(1, 4)
     (got,) = run_op("Greater", [cols, rows])
     assert got.dtype == torch.bool and got.tolist() == (cols > rows).tolist()
+
+
+def test_real_and_imag_take_the_parts_of_a_complex_tensor():
+    z = torch.complex(X, X * 2)
+    (re,) = run_op("Real", [z])
+    (im,) = run_op("Imag", [z])
+    assert re.dtype == torch.float32 and re.tolist() == X.tolist()
+    assert im.dtype == torch.float32 and im.tolist() == (X * 2).tolist()
+    (wide,) = run_op("Real", [z.to(torch.complex128)], Tout=11)  # DT_DOUBLE in GE's C++ numbering
+    assert wide.dtype == torch.float64 and wide.tolist() == X.tolist()
+    with pytest.raises(UnsupportedDtypeError):
+        run_op("Real", [X])
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_reduce_sum(keep):
+    (got,) = run_op("ReduceSum", [X, torch.tensor([-1])], keep_dims=keep)
+    assert got.tolist() == X.sum(-1, keepdim=keep).tolist()
+    (same,) = run_op("ReduceSum", [X, torch.tensor([], dtype=torch.int64)])
+    assert same.tolist() == X.tolist()

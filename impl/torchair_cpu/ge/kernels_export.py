@@ -158,3 +158,35 @@ def _process_group(op: OpView) -> object:
     except (RuntimeError, ValueError) as exc:
         raise op.fail(f"no process group of this world is named {name!r}: {exc}") from exc
 
+
+
+_COMPLEX = frozenset({"DT_COMPLEX64", "DT_COMPLEX128"})
+
+
+@kernel("Real", dtypes=_COMPLEX, source=f"{RAW_OPS}:35934 REG_OP(Real)")
+def real(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+    """The real part of a complex tensor, as ``Tout`` (float for complex64, double for complex128; default float)."""
+    return _part(op, inputs[0].real)
+
+
+@kernel("Imag", dtypes=_COMPLEX, source=f"{RAW_OPS}:36853 REG_OP(Imag)")
+def imag(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+    """The imaginary part of a complex tensor, as ``Tout`` (float for complex64, double for complex128)."""
+    return _part(op, inputs[0].imag)
+
+
+def _part(op: OpView, part: torch.Tensor) -> torch.Tensor:
+    out = op.dt("Tout") if op.has("Tout") else torch.float32
+    if out not in (torch.float32, torch.float64):
+        raise op.fail(f"Tout must be DT_FLOAT or DT_DOUBLE (REG_OP's output types), got {out}")
+    return part.to(out).contiguous()
+
+
+@kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
+def reduce_sum(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+    """Sum over ``axes`` (attr ``keep_dims``), in the input's dtype; empty axes: the input itself (ONNX-style
+    ``noop_with_empty_axes``, which ReduceSum's registration does not have: GE reduces nothing then)."""
+    x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
+    if not axes:
+        return x.clone()
+    return x.sum(dim=axes, keepdim=op.b("keep_dims", False)).to(x.dtype)
