@@ -29,9 +29,15 @@ def summarize(samples: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float
 
 
 def did_trace(traced: Mapping[str, Any]) -> bool:
-    """CC-14/BE-2: a run traced if Dynamo or Inductor was imported or Dynamo counted a graph or frame."""
-    return bool(traced.get("dynamo_imported") or traced.get("inductor_imported") or traced.get("unique_graphs")
-                or traced.get("frames_total"))
+    """CC-14/BE-2: a run traced if Dynamo counted a graph or a frame, as the SPEC defines it (and as the suite
+    checks). Importing Dynamo is not tracing: upstream TorchAir imports it with `import torchair`, so a warm start
+    of upstream always has it loaded; whether a run imported Dynamo or Inductor stays in the record (`imported`)."""
+    return bool(traced.get("unique_graphs") or traced.get("frames_total"))
+
+
+def imported(traced: Mapping[str, Any]) -> bool:
+    """Whether the run had Dynamo or Inductor imported (the reference's warm start imports neither)."""
+    return bool(traced.get("dynamo_imported") or traced.get("inductor_imported"))
 
 
 def _is_number(value: Any) -> bool:
