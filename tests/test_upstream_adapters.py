@@ -4,6 +4,8 @@ imports torch_npu; the suite against the real sources runs in ``tox -e upstream`
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
 import subprocess
 import sys
 import textwrap
@@ -53,6 +55,10 @@ def test_extract_is_complete_and_reads_the_wheels_version(tmp_path):
     assert not (target / "torchair" / "core" / "_torchair.so").exists()
     assert not list(target.rglob("evil.py")) and not (tmp_path / "cache" / "evil.py").exists()
     assert wheel.wheel_version(target) == "9.9.9"
+    # Bytecode is there from the start (as pip writes it), naming the final path, not the staging folder.
+    cached = importlib.util.cache_from_source(str(target / "torchair" / "core" / "utils.py"))
+    code = marshal.loads(Path(cached).read_bytes()[16:])
+    assert code.co_filename == str(target / "torchair" / "core" / "utils.py")
     # No staging directory is left beside it, and a second call keeps the complete copy.
     assert [p.name for p in (tmp_path / "cache").iterdir()] == ["torch_npu-9.9.9"]
     assert wheel.extract(source, target) == target

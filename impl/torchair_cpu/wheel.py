@@ -11,6 +11,7 @@ Cache folder: ``$TORCHAIR_CPU_CACHE`` if set, else ``$XDG_CACHE_HOME/torchair-co
 
 from __future__ import annotations
 
+import compileall
 import logging
 import os
 import shutil
@@ -83,6 +84,9 @@ def extract(wheel: Path, target: Path) -> Path:
                 dest = staging / ("version.py" if name == _VERSION_FILE else "torchair/" + name[len(_PREFIX):])
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 dest.write_bytes(archive.read(name))
+        # Bytecode beside the sources, as pip writes at install: every upstream process (the suite starts many)
+        # then skips compiling ~1000 modules, also where PYTHONDONTWRITEBYTECODE is set. Named as the final path.
+        compileall.compile_dir(str(staging / "torchair"), ddir=str(target / "torchair"), quiet=2, workers=1)
         (staging / _DONE).write_text(wheel.name + "\n", encoding="utf-8")
         try:
             os.rename(staging, target)
