@@ -99,6 +99,12 @@ def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None, in_features:
     return {"class_name": draw(class_names, label="class_name"), "in_features": in_features, "layers": layers}
 
 
+def graph_dtypes(impl: Any, dtypes: Sequence[str]) -> Tuple[str, ...]:
+    """IMPL-2: the module dtypes among `dtypes` whose graphs the implementation computes: float64 only with the
+    `float64` capability (an NPU's GE registers no DT_DOUBLE for MatMul, so upstream rejects such a graph there)."""
+    return tuple(d for d in dtypes if d != "float64" or impl.has("float64"))
+
+
 @st.composite
 def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_depth: Optional[int] = None,
                  in_features: Optional[int] = None) -> Dict[str, Any]:

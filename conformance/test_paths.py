@@ -27,7 +27,7 @@ def modes_of(impl):
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_first_call_writes_the_cache_file_at_the_formula_path(impl, data):
-    module = data.draw(cst.module_specs(dtypes=("float32", "float64", "bfloat16")), label="module")
+    module = data.draw(cst.module_specs(dtypes=cst.graph_dtypes(impl, ("float32", "float64", "bfloat16"))), label="module")
     method = data.draw(st.sampled_from(models.METHODS), label="method")
     options = data.draw(cst.config_options(modes=modes_of(impl), fast=harness.fast_options(impl), global_options=False), label="config")
     dynamic = data.draw(st.booleans(), label="dynamic")

@@ -40,7 +40,7 @@ def _conformance() -> dict:
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     # reduce-overhead runs on CPU too (its eager graph there), so it is declared on every device.
-    capabilities = {"cache", "reduce-overhead", "ge_cache", "rng_rejection", "multi_rank_export"}
+    capabilities = {"cache", "reduce-overhead", "ge_cache", "rng_rejection", "multi_rank_export", "float64"}
     declaration: dict[str, Any] = {
         "device": device,
         "versions": {"torch": torch.__version__, "torchair_ref": __version__, "cann": None},
