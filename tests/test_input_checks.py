@@ -108,7 +108,7 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
     """CC-15: an input assert of Inductor's wrapper is left out (a `pass`, so that any block stays valid) only when
     the input check guarantees the very same static sizes and strides of the very same input (of every input, for
     torch 2.14's grouped form)."""
-    from torchair_ref.compilers.inductor import without_checked_asserts
+    from torchair_ref.compilers.inductor_wrapper import without_checked_asserts
 
     record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None), {"kind": "symint"},
               _meta([None, 2], [2, 1], ["s0", "2"], [None, None])]
