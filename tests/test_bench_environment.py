@@ -1,6 +1,7 @@
 """The environment key (BE-3): CANN from the toolkit's install info, never by importing torch_npu off-NPU."""
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -41,6 +42,24 @@ def test_project_commit_is_a_git_hash() -> None:
     if commit is None:
         pytest.skip("not a git checkout")
     assert len(commit.split("+")[0]) == 40, commit
+
+
+def test_a_published_result_does_not_make_the_tree_dirty(tmp_path) -> None:
+    """BE-3: `bench --publish` appends to reports/history; the next benchmark still measures a clean commit."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "reports" / "history").mkdir(parents=True)
+    (tmp_path / "reports" / "history" / "cpu.jsonl").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "code.py").write_text("x = 1\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    (tmp_path / "reports" / "history" / "cpu.jsonl").write_text("{}\n{}\n", encoding="utf-8")
+    assert not environment.project_commit(tmp_path).endswith("+dirty")
+    (tmp_path / "code.py").write_text("x = 2\n", encoding="utf-8")
+    assert environment.project_commit(tmp_path).endswith("+dirty")
 
 
 def test_ascend_version_files_and_npu_smi_summary(tmp_path) -> None:

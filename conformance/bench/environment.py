@@ -150,12 +150,15 @@ def collect(impl_name: str | None, impl: ModuleType | None, device: str) -> dict
 
 
 def project_commit(root: Path | None = None) -> str | None:
-    """BE-3: this project's commit (`+dirty` when the work tree has changes), or None outside a git checkout."""
+    """BE-3: this project's commit (`+dirty` when the work tree has changes), or None outside a git checkout.
+
+    Changes under `reports/` are published results, not the code measured: `bench --publish` appends to
+    `reports/history/` itself, so a second benchmark from a clean tree must not count as dirty."""
     root = root or Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)reports"], cwd=root, capture_output=True, text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return None
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
