@@ -26,6 +26,22 @@ def test_sources_parse_into_steps():
             guard_spec.parse_source(bad)
 
 
+@pytest.mark.parametrize("source", [
+    "L['self']._modules['blocks']._modules['0']._parameters['weight']", "G['x']", "L['kv'][0]", "L['kv'][10]",
+    "L['m']['a.b]c']", "L['m']['\"q\"']", "L['x'].é", "L['x'].class", "L['x'][01]", "L['x'][-1]", "L['x'] [0]",
+    "L['x'].size()[0]", "L['a'].b.c['d'][2].e",
+])
+def test_the_plain_source_reader_agrees_with_the_parser(source):
+    """The regex fast path of `parsed_source` reads a source exactly as `ast` does, or leaves it to `ast`."""
+    try:
+        expected = guard_spec._parse_with_ast(source)
+    except guard_spec.UnknownGuard:
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_source(source)
+        return
+    assert guard_spec.parse_source(source) == (list(expected[0]), [list(step) for step in expected[1]])
+
+
 def test_shape_expressions_become_templates_and_reject_other_code():
     template, sources = guard_spec.parse_expression("L['n'] >= 0 and L['n'] <= L['x'].size()[0]")
     assert sources == ["L['n']", "L['x'].size()[0]"]

@@ -23,10 +23,8 @@ from torchair_ref import _refs
 from torchair_ref.inference import guard_spec
 
 
-@functools.lru_cache(maxsize=4096)
 def _parsed(source: str) -> tuple[tuple, tuple]:
-    root, steps = guard_spec.parse_source(source)
-    return tuple(root), tuple(tuple(step) for step in steps)
+    return guard_spec.parsed_source(source)
 
 
 def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict | None = None) -> Any:

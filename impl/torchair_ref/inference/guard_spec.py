@@ -30,7 +30,9 @@ Nothing here depends on the process: no ids, no addresses, no hash order (CC-22)
 from __future__ import annotations
 
 import ast
+import functools
 import io
+import keyword
 import json
 import re
 import tokenize
@@ -70,6 +72,34 @@ def strip_comment(text: str) -> str:
 
 def parse_source(text: str) -> tuple[list, list[list]]:
     """`L['x'].attr[0]` -> (["L", "x"], [["attr", "attr"], ["item", 0]]) (pure); UnknownGuard for another form."""
+    root, steps = parsed_source(text)
+    return list(root), [list(step) for step in steps]
+
+
+#: the common form of a source, a chain of attributes and constant keys (`L['self']._modules['fc'].weight`), read
+#: without the parser; anything else (helpers, `list(dict.keys(X))[i]`, keywords as names) goes through `ast`
+_PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\['[^'\\]*'\]|\[(?:0|[1-9][0-9]*)\])*)")
+_PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
+
+
+@functools.lru_cache(maxsize=8192)
+def parsed_source(text: str) -> tuple[tuple, tuple]:
+    """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
+    sources, so each is parsed once per process."""
+    plain = _PLAIN_SOURCE.fullmatch(text)
+    if plain is not None:
+        steps = []
+        for attr, key, index in _PLAIN_STEP.findall(plain.group(3)):
+            if attr and keyword.iskeyword(attr):
+                break
+            steps.append(("attr", attr) if attr else ("item", int(index)) if index else ("item", key))
+        else:
+            return (plain.group(1), plain.group(2)), tuple(steps)
+    root, steps = _parse_with_ast(text)
+    return tuple(root), tuple(tuple(step) for step in steps)
+
+
+def _parse_with_ast(text: str) -> tuple[list, list[list]]:
     try:
         node = ast.parse(text, mode="eval").body
     except SyntaxError as exc:
