@@ -1,0 +1,12 @@
+"""``__conformance__["versions"]`` leaves out the torch version."""
+
+import torchair_ref as _ref
+from tests.mutants._base import reference_for
+
+BREAKS = ("IMPL-2",)
+
+__conformance__ = {**_ref.__conformance__,
+                   "versions": {k: v for k, v in _ref.__conformance__["versions"].items() if k != "torch"}}
+
+
+__getattr__ = reference_for(globals())
