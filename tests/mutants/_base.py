@@ -2,9 +2,9 @@
 
 A mutant is one module, ``tests/mutants/<name>.py``, run as ``--impl tests.mutants.<name>``. It sets ``BREAKS``, the
 clauses it breaks (``tests/test_conformance_mutants.py`` reads it without importing the module, since a mutant may
-change the reference in the process that imports it), defines only what it changes, and ends with
-``__getattr__ = reference_for(globals())``: every other name of the surface is then the reference's (PEP 562). A
-module-level ``cache_compile`` or ``readable_cache`` takes the reference's place in ``inference``.
+change the reference in the process that imports it), sets ``__getattr__ = reference_for(globals())`` and defines
+only what it changes: every other name of the surface is then the reference's (PEP 562). A module-level
+``cache_compile`` or ``readable_cache`` takes the reference's place in ``inference``.
 """
 
 import types

@@ -5,6 +5,7 @@ from tests.mutants._base import reference_for
 from tests.mutants._export_files import rewriting_export
 
 BREAKS = ("EX-11",)
+__getattr__ = reference_for(globals())  # the rest of the surface is the reference's
 
 
 def _drop_biases(model_def):
@@ -22,6 +23,3 @@ def _drop_biases(model_def):
 
 
 dynamo_export = rewriting_export(_drop_biases)
-
-
-__getattr__ = reference_for(globals())

@@ -8,6 +8,7 @@ from tests.mutants._base import reference_for
 BREAKS = ("CC-3",)
 # The clause's test gives a directory to another user, which only root can do.
 NEEDS_ROOT = True
+__getattr__ = reference_for(globals())  # the rest of the surface is the reference's
 
 
 def cache_compile(func, **kwargs):
@@ -18,6 +19,3 @@ def cache_compile(func, **kwargs):
             raise
         kwargs["cache_dir"] = tempfile.mkdtemp()
         return _ref.inference.cache_compile(func, **kwargs)
-
-
-__getattr__ = reference_for(globals())
