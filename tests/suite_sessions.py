@@ -31,13 +31,11 @@ Outcome = Tuple[int, Optional[dict], str]
 
 @dataclass(frozen=True)
 class SuiteRun:
-    """One suite session: ``impl`` with ``extra_path`` first on PYTHONPATH, only ``clauses`` (all when empty),
-    under hypothesis ``profile``; ``own_folder`` runs it in an empty folder (its own hypothesis database) rather
-    than the repository root."""
+    """One suite session: ``impl``, only ``clauses`` (all when empty), under hypothesis ``profile``; ``own_folder``
+    runs it in an empty folder (its own hypothesis database) rather than the repository root."""
 
     key: str
     impl: str
-    extra_path: Tuple[Path, ...] = ()
     clauses: Tuple[str, ...] = ()
     profile: str = "dev"
     extra_args: Tuple[str, ...] = ()
@@ -52,12 +50,11 @@ def suite_command(impl: str, json_path: Path, clauses: Sequence[str] = (), profi
             f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args]
 
 
-def suite_env(extra_path: Sequence[Path] = ()) -> dict:
-    """The environment of a suite session: ``extra_path``, the mutants' shared folder, the reference and the
-    repository first on PYTHONPATH; no implementation named by the environment."""
+def suite_env() -> dict:
+    """The environment of a suite session: the reference and the repository (which holds ``tests.mutants``) first
+    on PYTHONPATH; no implementation named by the environment."""
     env = dict(os.environ)
-    path = [str(p) for p in extra_path] + [str(MUTANTS_DIR / "_shared"), str(ROOT / "impl"), str(ROOT)] + [
-        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    path = [str(ROOT / "impl"), str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
     env.pop("TORCHAIR_CONFORMANCE_IMPL", None)
     return env
@@ -114,7 +111,7 @@ class Background:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"suite session {run.key} cancelled: the test run ended")
-            proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=suite_env(run.extra_path),
+            proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=suite_env(),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._live.add(proc)
         try:

@@ -40,17 +40,16 @@ def test_a_failing_suite_night_exits_non_zero(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="the report needs the `report` extra")
     shutil.copytree(ROOT / "reports" / "history", tmp_path / "history")
     shutil.copytree(ROOT / "reports" / "conformance", tmp_path / "conformance")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT / "impl"), str(ROOT), str(ROOT / "tests" / "mutants" / MUTANT)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "impl"), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-m", "conformance", "nightly", "--impl", f"torchair_ref_mutant_{MUTANT}", "--model", "none",
+        [sys.executable, "-m", "conformance", "nightly", "--impl", f"tests.mutants.{MUTANT}", "--model", "none",
          "--results", str(tmp_path / "conformance"), "--history", str(tmp_path / "history"),
          "--out", str(tmp_path / "out"), "--", "-q", "-x", "-k", "test_config", "--hypothesis-profile", "dev",
          "-p", "no:cacheprovider"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr[-3000:]
     assert "nightly: red: suite: pytest exited 1" in done.stderr
-    assert f"torchair_ref_mutant_{MUTANT}-cpu.json: 1 failed" in done.stderr
+    assert f"tests.mutants.{MUTANT}-cpu.json: 1 failed" in done.stderr
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert 'class="banner red"' in page and "test_configs_with_equal_values_are_equal_however_built" in page
 
