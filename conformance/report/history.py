@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from conformance.report import versioned
+
 FORMAT = 1
 
 #: environment fields that identify a series (BE-4); host, date and commit vary between runs of one series
@@ -62,10 +64,11 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Record":
-        if data.get("format") != FORMAT:
-            raise ValueError(f"record format {data.get('format')!r}; this reader knows {FORMAT}")
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        """A record of format `FORMAT` (required: the first records already carry it); raises ValueError."""
+        versioned.check_format(data, FORMAT, what="a history record",
+                               fix="append it with this checkout's `python -m conformance bench`, or render it with "
+                                   "the checkout that wrote it")
+        return cls(**versioned.known_fields(cls, data))
 
     def key(self) -> tuple:
         """BE-4: the series this record belongs to (environment and benchmark, not host/date/commit)."""
