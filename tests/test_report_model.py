@@ -136,3 +136,7 @@ def test_a_bad_previous_verdict_is_named(tmp_path: Path) -> None:
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(outputs.PreviousError, match="not a readable verdict.json"):
         outputs.read_previous(bad)
+    bad.write_text('{"format": 2, "legs": []}', encoding="utf-8")
+    with pytest.raises(outputs.PreviousError, match=r"verdict.json: a verdict.json of format 2; this reader knows "
+                                                    r"format 1: pass --previous"):
+        outputs.read_previous(bad)

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    from conformance.report import gate, history, legs, matrix, outputs, render, results, verdict
+    from conformance.report import context, gate, history, legs, matrix, model, outputs, render, results, verdict
 
     try:
         records = history.load(args.history)
@@ -135,16 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     if history_url is None:
         history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
     try:
-        report = render.build(records, found, threshold=args.threshold, alpha=args.alpha, history_files=files,
-                              accepted=accepted, night=night, source_url=args.source_url,
-                              history_url=history_url, previous=previous,
-                              compare=tuple(args.compare) if args.compare else None)
+        report = model.build(records, found, threshold=args.threshold, alpha=args.alpha, history_files=files,
+                             accepted=accepted, night=night, previous=previous,
+                             compare=tuple(args.compare) if args.compare else None)
     except ValueError as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
     try:
         with outdir.staging(args.out) as staged:
-            render.write(report, staged)
+            render.write(report, staged, links=context.Links(args.source_url, history_url))
             written = outdir.publish(staged, args.out)
     except (outdir.OutDirError, OSError) as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)

@@ -1,10 +1,12 @@
 """What the night says, gathered from the history, the gate, the verdict and the matrix (SPEC BE-4; pure).
 
 The report answers two questions at a glance: did this release break or slow anything, and what does the cache
-save? This module gathers the answers as data, for the pages (`render`) and the machine-readable outputs
-(`outputs`): the series and their runs, the saving of each series run in the latest night (cold → warm) with its
-change since the series' previous run, the regressions (one per slowed figure, its checks beneath), the tests whose
-outcome changed since the previous night, and two CANN versions side by side (`compare`).
+save? This module gathers the answers as data, `Report`, for the pages (`render`, through `context`) and the
+machine-readable outputs (`outputs`): the series and their runs, the saving of each series run in the latest night
+(cold → warm) with its change since the series' previous run, the regressions (one per slowed figure, its checks
+beneath), the tests whose outcome changed since the previous night, each benchmark's latest run per version set and
+per CANN version, and two CANN versions side by side (`compare`). It reads no file and knows no page: where the
+pages link to and which charts they show are the renderer's.
 """
 from __future__ import annotations
 
@@ -180,6 +182,8 @@ class Comparison:
 
 @dataclass
 class Report:
+    """The night as data: everything the renderer reads, and nothing it writes."""
+
     series: list[Series]
     checks: gate.GateResult
     verdict: verdict_mod.Verdict
@@ -191,12 +195,10 @@ class Report:
     regressions: list[Regression] = field(default_factory=list)
     changes: Changes = field(default_factory=Changes)
     comparison: Comparison | None = None
-    #: where a test's source is linked from (its path is appended)
-    source_url: str = "../"
-    #: where the history files are linked from, relative to the pages
-    history_url: str = "history/"
-    #: (series slug or version group, kind) -> chart path relative to the pages
-    charts: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: benchmark (in words) -> (version set in words, its latest run), versions in order (`version_groups`)
+    versions: dict[str, list[tuple[str, Run]]] = field(default_factory=dict)
+    #: CANN over CANN: (comparison group, [(CANN version, its latest run)] in CANN order) where two or more ran
+    cann_runs: list[tuple[tuple, list[tuple[str, Run]]]] = field(default_factory=list)
 
     @property
     def latest(self) -> Run | None:
@@ -211,20 +213,22 @@ class Report:
 
 def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold: float, alpha: float,
           history_files: list[str], accepted: Iterable[gate.Accepted] = (), night: verdict_mod.Night | None = None,
-          previous: Mapping[str, Mapping[str, str]] | None = None, compare: tuple[str, str] | None = None,
-          source_url: str = "../", history_url: str = "history/") -> Report:
+          previous: Mapping[str, Mapping[str, str]] | None = None,
+          compare: tuple[str, str] | None = None) -> Report:
     """BE-4: the report's data; `previous` maps a results column label to the previous night's test outcomes."""
     series = group(records)
     checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, threshold=threshold, alpha=alpha,
                            accepted=accepted)
     runs = [r.view() for s in series for r in s.runs]
     judged = verdict_mod.judge(matrix, checks, runs, night or verdict_mod.Night())
-    report = Report(series, checks, judged, matrix, history_files, threshold, alpha, source_url=source_url,
-                    history_url=history_url)
+    report = Report(series, checks, judged, matrix, history_files, threshold, alpha)
     report.savings = savings(series, checks)
     report.regressions = regressions(series, checks)
     report.changes = changes(matrix, previous)
     report.comparison = comparison(series, matrix, *compare) if compare else None
+    report.versions = version_groups(series)
+    report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
+                        for key, versions in latest_by_cann(series).items() if len(versions) >= 2]
     return report
 
 
@@ -325,19 +329,8 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
             raise ValueError(f"--compare: CANN {version!r} has no benchmarks or results here; known: "
                              f"{', '.join(known) or 'none (no NPU history)'}")
     out = Comparison(a, b)
-    latest: dict[tuple, dict[str, Run]] = {}
-    for s in series:
-        for run in s.runs:
-            cann = str(run.env.get("cann"))
-            if cann in (a, b):
-                versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
-                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
-                    versions[cann] = run
-    for key, versions in latest.items():
-        fields = dict(key)
-        title = (f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · {fields['compiler']}"
-                 f" · {fields['device']} ({fields['soc']})")
-        out.runs.append((title, versions.get(a), versions.get(b)))
+    for key, versions in latest_by_cann(series, (a, b)).items():
+        out.runs.append((group_title(key), versions.get(a), versions.get(b)))
     out.runs.sort(key=lambda t: t[0])
     columns = {(c.implementation, c.versions.get("soc"), str(c.versions.get("cann"))): c for c in matrix.columns}
     for (impl, soc, cann), column in sorted(columns.items(), key=lambda kv: kv[1].label):
@@ -347,3 +340,43 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
             out.paired.append(label)
             out.tests += diff(label, outcomes(column), outcomes(other))
     return out
+
+
+def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> dict[tuple, dict[str, Run]]:
+    """Per comparison group (`gate.comparison_group`), the latest run of each CANN version (of `only`, if given)."""
+    wanted = None if only is None else set(only)
+    latest: dict[tuple, dict[str, Run]] = {}
+    for s in series:
+        for run in s.runs:
+            if not run.env.get("cann"):
+                continue
+            cann = str(run.env["cann"])
+            if wanted is None or cann in wanted:
+                versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
+                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
+                    versions[cann] = run
+    return latest
+
+
+def group_title(key: tuple) -> str:
+    """A comparison group in words: implementation, benchmark, graph compiler, device and SoC."""
+    fields = dict(key)
+    return (f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · {fields['compiler']}"
+            f" · {fields['device']} ({fields['soc']})")
+
+
+def version_groups(series: list[Series]) -> dict[str, list[tuple[str, Run]]]:
+    """Benchmarks with their latest run per version set, versions in `packaging.version` order."""
+    groups: dict[str, list[tuple[str, Run]]] = {}
+    for s in series:
+        env, bench = s.latest.env, s.latest.bench
+        name = (f"{env.get('impl')} · {bench.get('model')}.{bench.get('method')} · {bench.get('mode')} · "
+                f"{'dynamic' if bench.get('dynamic') else 'static'} · {bench.get('compiler')} · {env.get('device')} "
+                f"({env.get('soc')})")
+        label = f"{version_label(env)} · {env.get('impl')} {env.get('impl_version') or ''}".strip()
+        groups.setdefault(name, []).append((label, s.latest))
+    for columns in groups.values():
+        columns.sort(key=lambda c: (cann_mod.sort_key(c[1].env.get("cann")),
+                                    gate.version_key(c[1].env.get("torch_npu")),
+                                    gate.version_key(c[1].env.get("torch")), c[0]))
+    return groups
