@@ -17,6 +17,7 @@ suite's `--conformance-json`). The report is a model (`model`: the gate, the ver
 - `verdict`  the night's verdict: suites, missing legs, staleness, the gate (pure).
 - `model`    what the night says, as data: series, the saving (cold → warm), one regression per slowed figure,
              tests changed since the previous night, two CANN versions side by side (pure).
+- `changes`  the tests whose outcome changed between two results of one leg, for the model (pure).
 - `units`    figures with their units: seconds, changes (pure).
 - `context`  the model shaped into rows and strings for `templates/` (jinja2), with the charts drawn and the links.
 - `charts`   matplotlib figures (PNG) for the report, wide and narrow (phones).

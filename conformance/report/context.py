@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from conformance.report import charts, gate, history, matrix as matrix_mod, model, outputs, stats
+from conformance.report import changes as changes_mod, charts, gate, history, matrix as matrix_mod, model, outputs
+from conformance.report import stats
 from conformance.report.units import change, nbytes, seconds, spread
 
 #: the runs a trend chart and a runs table show (the full history is linked)
@@ -94,7 +95,7 @@ def variant_rows(run: model.Run) -> list[dict[str, Any]]:
 
 
 def _ratio_rows(run: model.Run) -> list[list[str]]:
-    rows = [[v.ratio.name, *ratio_text(v)] for v in stats.ratios(run.samples)]
+    rows = [[v.ratio.name, *ratio_text(v)] for v in run.ratios]
     over = run.samples.get("overhead")
     if over:
         s = over[-1]
@@ -117,21 +118,16 @@ def _run_note(run: model.Run) -> str:
             f"{run.bench.get('ge_cache')}{load_text}.")
 
 
-def _not_gated(report: model.Report, series: model.Series) -> str | None:
-    return report.checks.stale.get(series.key) or gate.not_gated(series.latest.view())
-
-
 def _series_context(report: model.Report, series: model.Series, drawn: Charts) -> dict[str, Any]:
     run = series.latest
-    fired = [c for c in report.checks.fired if c.series == series.key]
+    fired = report.fired(series)
     run_rows = []
     for r in reversed(series.runs[-LAST_RUNS:]):
-        v = r.view()
         run_rows.append({
             "date": r.date, "commit": (r.commit or "")[:12], "dirty": r.dirty, "host": r.env.get("host"),
-            "rounds": v.rounds, "warm": seconds(r.median("impl-warm", "ttfo_s")),
+            "rounds": r.view().rounds, "warm": seconds(r.median("impl-warm", "ttfo_s")),
             "load": seconds(r.median("impl-warm", "compile_or_load_s")),
-            "cold": seconds(r.median("impl-cold", "ttfo_s")), "gated": gate.not_gated(v) or "yes",
+            "cold": seconds(r.median("impl-cold", "ttfo_s")), "gated": r.not_gated or "yes",
             "regressions": ", ".join(f"{c.figure.label} ×{c.factor:.2f}" for c in fired if c.run.run_id == r.run_id)
                            or "–",
         })
@@ -144,7 +140,7 @@ def _series_context(report: model.Report, series: model.Series, drawn: Charts) -
         "trend": drawn.get((series.slug, "trend")),
         "trend_narrow": drawn.get((series.slug, "trend-narrow")),
         "runs_total": len(series.runs), "variants": variant_rows(run), "ratios": _ratio_rows(run), "runs": run_rows,
-        "history_file": history.file_name(run.env), "gated": _not_gated(report, series) or "",
+        "history_file": history.file_name(run.env), "gated": report.not_gated(series) or "",
     }
 
 
@@ -152,7 +148,7 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
     rows = []
     for s in report.series:
         run = s.latest
-        values = {v.ratio.name: v for v in stats.ratios(run.samples)}
+        values = {v.ratio.name: v for v in run.ratios}
 
         def r(name: str) -> str:
             value = values.get(name)
@@ -161,8 +157,8 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
             verdict = ratio_text(value)[2]
             return f"{value.value:.3g}" + (f" ({verdict})" if verdict else "")
 
-        fired = [c for c in report.checks.fired if c.series == s.key]
-        skip = _not_gated(report, s)
+        fired = report.fired(s)
+        skip = report.not_gated(s)
         rows.append({
             "slug": s.slug, "title": s.title, "short": s.short, "date": run.date, "dirty": run.dirty,
             "warm": seconds(run.median("impl-warm", "ttfo_s")),
@@ -203,7 +199,7 @@ def _regressions(report: model.Report) -> list[dict[str, Any]]:
     return rows
 
 
-def _test_rows(found: list[model.TestChange], links: Links) -> list[dict[str, Any]]:
+def _test_rows(found: list[changes_mod.TestChange], links: Links) -> list[dict[str, Any]]:
     return [{"leg": c.column, "kind": c.kind, "cls": _CLS.get(c.kind, ""), "test": c.test,
              "href": links.source + c.test.split("::", 1)[0], "before": c.before or "absent",
              "now": c.now or "absent"} for c in found]
@@ -311,7 +307,7 @@ def _versions_rows(columns: list[tuple[str, model.Run]]) -> list[list[str]]:
     for name in ("warm / cold compile-or-load", "warm TTFO / eager TTFO", "warm TTFO / aot_compile load TTFO"):
         cells = []
         for _, run in columns:
-            found = [v for v in stats.ratios(run.samples) if v.ratio.name == name]
+            found = [v for v in run.ratios if v.ratio.name == name]
             cells.append(ratio_text(found[0])[0] if found else "–")
         rows.append([name] + cells)
     rows.append(["run"] + [f"{run.date} ({(run.commit or '')[:7]})" for _, run in columns])

@@ -1,10 +1,11 @@
 """The conformance matrix: clause x implementation/version, from the suite's JSON results.
 
 Input: the documents the suite writes with `--conformance-json` (default `reports/conformance/*.json`), read by
-`conformance.report.results` (their format is documented there). Every outcome is kept and shown: `passed`, `failed`, `error`
-(setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that passed: fixed
-upstream), `xpassed_draw` (an `xpassed` record with `fixed_upstream: false`: a draw-dependent divergence that did not
-show for this run's draws, no evidence of a fix), and any other string pytest may write one day.
+`conformance.report.results` (their format is documented there). Every outcome is kept and shown: `passed`,
+`failed`, `error` (setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that
+passed: fixed upstream), `xpassed_draw` (an `xpassed` record with `fixed_upstream: false`: a draw-dependent
+divergence that did not show for this run's draws, no evidence of a fix), and any other string pytest may write one
+day.
 
 A column counts tests (a test naming two clauses counts once in the column's totals). A cell holds the tests that
 name the clause; its status is the first of `fail` (failed or error), `xpass`, `pass`, `xfail`, `skip` present, and

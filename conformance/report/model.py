@@ -14,10 +14,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from conformance.report import cann as cann_mod, gate, history, matrix as matrix_mod, verdict as verdict_mod
+from conformance.report import cann as cann_mod, changes as changes_mod, gate, history, matrix as matrix_mod, stats
+from conformance.report import verdict as verdict_mod
 
-#: outcomes that count as a skip when a test's change is named
-_SKIPS = ("skipped",)
 
 
 @dataclass
@@ -53,6 +52,16 @@ class Run:
 
     def view(self) -> gate.RunView:
         return gate.RunView(self.run_id, self.date, self.commit, self.env, self.bench, self.samples, self.load_avg)
+
+    @property
+    def not_gated(self) -> str | None:
+        """Why the gate would not judge this run (too few rounds, a busy host), else None."""
+        return gate.not_gated(self.view())
+
+    @property
+    def ratios(self) -> list[stats.RatioValue]:
+        """The run's ratios against its baselines (BE-1), with their targets."""
+        return stats.ratios(self.samples)
 
 
 @dataclass
@@ -145,28 +154,6 @@ class Regression:
         return self.checks[0]
 
 
-@dataclass(frozen=True)
-class TestChange:
-    """A test whose outcome differs between two results of one leg (`before` None: the test is new)."""
-
-    column: str
-    test: str
-    before: str | None
-    now: str | None
-    kind: str  # "new failure" | "fixed" | "new skip" | "no longer skipped" | "new test" | "gone" | "changed"
-
-
-@dataclass
-class Changes:
-    """What changed since the previous night's results, per leg; legs with no previous results are named."""
-
-    tests: list[TestChange] = field(default_factory=list)
-    new_legs: list[str] = field(default_factory=list)
-    missing_legs: list[str] = field(default_factory=list)
-    #: False when there were no previous results to compare with at all
-    compared: bool = False
-
-
 @dataclass
 class Comparison:
     """Two CANN versions side by side: each comparison group's latest run on either, and the tests whose outcome
@@ -175,7 +162,7 @@ class Comparison:
     a: str
     b: str
     runs: list[tuple[str, Run | None, Run | None]] = field(default_factory=list)
-    tests: list[TestChange] = field(default_factory=list)
+    tests: list[changes_mod.TestChange] = field(default_factory=list)
     #: the legs (implementation and SoC) with results on both versions
     paired: list[str] = field(default_factory=list)
 
@@ -193,7 +180,7 @@ class Report:
     alpha: float
     savings: list[Saving] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
-    changes: Changes = field(default_factory=Changes)
+    changes: changes_mod.Changes = field(default_factory=changes_mod.Changes)
     comparison: Comparison | None = None
     #: benchmark (in words) -> (version set in words, its latest run), versions in order (`version_groups`)
     versions: dict[str, list[tuple[str, Run]]] = field(default_factory=dict)
@@ -204,6 +191,14 @@ class Report:
     def latest(self) -> Run | None:
         runs = [r for s in self.series for r in s.runs]
         return max(runs, key=lambda r: (r.date, r.run_id)) if runs else None
+
+    def fired(self, series: Series) -> list[gate.Check]:
+        """The gate's regressions on `series`."""
+        return [c for c in self.checks.fired if c.series == series.key]
+
+    def not_gated(self, series: Series) -> str | None:
+        """Why `series` is shown but not gated (stale: not run in the latest night; or its latest run's reason)."""
+        return self.checks.stale.get(series.key) or series.latest.not_gated
 
     @property
     def nothing_checked(self) -> bool:
@@ -224,7 +219,7 @@ def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold
     report = Report(series, checks, judged, matrix, history_files, threshold, alpha)
     report.savings = savings(series, checks)
     report.regressions = regressions(series, checks)
-    report.changes = changes(matrix, previous)
+    report.changes = changes_mod.changes(matrix, previous)
     report.comparison = comparison(series, matrix, *compare) if compare else None
     report.versions = version_groups(series)
     report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
@@ -263,57 +258,6 @@ def regressions(series: list[Series], checks: gate.GateResult) -> list[Regressio
     return out
 
 
-def outcomes(column: matrix_mod.Column) -> dict[str, str]:
-    """A results column's tests as `test -> outcome` (the form `verdict.json` keeps for the next night)."""
-    return {t.test: t.outcome for t in column.tests.values()}
-
-
-def classify(before: str | None, now: str | None) -> str | None:
-    """How a test's outcome changed (None: it did not)."""
-    if before == now:
-        return None
-    if before is None:
-        return "new failure" if now in matrix_mod.BAD_OUTCOMES else "new test"
-    if now is None:
-        return "gone"
-    if now in matrix_mod.BAD_OUTCOMES:
-        return "new failure"
-    if before in matrix_mod.BAD_OUTCOMES:
-        return "new skip" if now in _SKIPS else "fixed"
-    if now in _SKIPS:
-        return "new skip"
-    if before in _SKIPS:
-        return "no longer skipped"
-    return "changed"
-
-
-def diff(column: str, before: Mapping[str, str], now: Mapping[str, str]) -> list[TestChange]:
-    """The tests of one leg whose outcome differs, new failures first."""
-    order = ("new failure", "fixed", "new skip", "no longer skipped", "changed", "gone", "new test")
-    out = []
-    for test in sorted(set(before) | set(now)):
-        kind = classify(before.get(test), now.get(test))
-        if kind:
-            out.append(TestChange(column, test, before.get(test), now.get(test), kind))
-    return sorted(out, key=lambda c: order.index(c.kind))
-
-
-def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]] | None) -> Changes:
-    """Per leg (results column, by label), the tests whose outcome changed since `previous`."""
-    out = Changes(compared=previous is not None)
-    if previous is None:
-        return out
-    labels = set()
-    for column in matrix.columns:
-        labels.add(column.label)
-        if column.label not in previous:
-            out.new_legs.append(column.label)
-            continue
-        out.tests += diff(column.label, previous[column.label], outcomes(column))
-    out.missing_legs = sorted(label for label in previous if label not in labels)
-    return out
-
-
 def cann_versions(series: list[Series], matrix: matrix_mod.Matrix) -> list[str]:
     """Every CANN version with benchmarks or results, in version order."""
     found = {str(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
@@ -338,7 +282,7 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
             other = columns[(impl, soc, b)]
             label = f"{impl} · {soc}: CANN {a} → {b}"
             out.paired.append(label)
-            out.tests += diff(label, outcomes(column), outcomes(other))
+            out.tests += changes_mod.diff(label, changes_mod.outcomes(column), changes_mod.outcomes(other))
     return out
 
 

@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Mapping
 
-from conformance.report import matrix as matrix_mod, model, units, versioned
+from conformance.report import changes as changes_mod, matrix as matrix_mod, model, units, versioned
 
 FORMAT = 1
 VERDICT_JSON = "verdict.json"
@@ -76,7 +76,7 @@ def verdict_document(report: model.Report) -> dict[str, Any]:
                     "new_legs": report.changes.new_legs, "missing_legs": report.changes.missing_legs},
         "legs": [{"label": c.label, "implementation": c.implementation, "versions": c.versions, "source": c.source,
                   "finished": c.finished_iso, "stale": report.verdict.stale.get(c.label),
-                  "counts": dict(c.counts), "tests": model.outcomes(c)} for c in report.matrix.columns],
+                  "counts": dict(c.counts), "tests": changes_mod.outcomes(c)} for c in report.matrix.columns],
     }
 
 

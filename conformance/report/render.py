@@ -96,8 +96,6 @@ def _render_charts(report: Report, chart_dir: Path) -> dict[tuple[str, str], str
     """Draw every chart the report has data for; returns (series slug or version group, kind) -> its path."""
     chart_dir.mkdir(parents=True, exist_ok=True)
     drawn: dict[tuple[str, str], str] = {}
-    fired = {(c.series, c.run.run_id, c.figure.variant, c.figure.metric) for c in report.checks.fired
-             if c.figure.den_variant is None}
     for series in report.series:
         run = series.latest
         if any(s.get("ttfo_s") for s in run.summaries.values()):
@@ -105,8 +103,10 @@ def _render_charts(report: Report, chart_dir: Path) -> dict[tuple[str, str], str
                    run.summaries, f"{series.title}\nrun {run.date}, {run.bench.get('rounds')} rounds")
         if len(series.runs) > 1:
             shown = series.runs[-context.LAST_RUNS:]
+            # a trend marks the plain figures that regressed (a ratio check is marked on its numerator's figure)
+            fired = [c for c in report.fired(series) if c.figure.den_variant is None]
             runs = [{"date": r.date, "commit": r.commit, "summaries": r.summaries,
-                     "regressed": {(v, m) for key, rid, v, m in fired if key == series.key and rid == r.run_id}}
+                     "regressed": {(c.figure.variant, c.figure.metric) for c in fired if c.run.run_id == r.run_id}}
                     for r in shown]
             _chart(drawn, (series.slug, "trend"), chart_dir, f"{series.slug}-trend", charts.trend, runs,
                    f"trend, last {len(shown)} of {len(series.runs)} runs: {series.title}")

@@ -43,8 +43,6 @@ class ResultsError(ValueError):
 class TestRecord:
     """One test of one session: its clauses, its outcome and, for a failure or a divergence, why."""
 
-    __test__ = False  # not a pytest test class, whatever its name
-
     test: str
     outcome: str
     clauses: list[str] = field(default_factory=list)
