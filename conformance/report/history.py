@@ -107,17 +107,24 @@ def append(directory: str | os.PathLike, records: Iterable[Record]) -> list[Path
     return written
 
 
+def read_file(path: str | os.PathLike) -> list[Record]:
+    """The records of one history file, in its order; raises `HistoryError` naming the file (and the line)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HistoryError(f"{path}: cannot be read: {exc}") from exc
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(Record.from_dict(json.loads(line)))
+            except (ValueError, TypeError) as exc:
+                raise HistoryError(f"{path}:{number}: not a history record: {exc}") from exc
+    return records
+
+
 def load(directory: str | os.PathLike) -> list[Record]:
     """Every record under `directory` (its `*.jsonl` files), oldest first; raises `HistoryError` on a bad line."""
-    records: list[Record] = []
-    for path in sorted(Path(directory).glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(Record.from_dict(json.loads(line)))
-                except (ValueError, TypeError) as exc:
-                    raise HistoryError(f"{path}:{number}: not a history record: {exc}") from exc
+    records = [record for path in sorted(Path(directory).glob("*.jsonl")) for record in read_file(path)]
     records.sort(key=lambda r: (r.date, r.run_id))
     return records
