@@ -18,7 +18,6 @@ from conformance.report import cann as cann_mod, changes as changes_mod, gate, h
 from conformance.report import verdict as verdict_mod
 
 
-
 @dataclass
 class Run:
     """One bench invocation of one series: its records by variant."""
