@@ -10,19 +10,44 @@ the tests whose clause marks include one of the IDs; repeatable or comma-separat
 from __future__ import annotations
 
 import json
-import os
 import platform
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Set
+from typing import Dict, List, Optional, Set
 
 import pytest
 
 from conformance import clauses, divergences, models, profiles
 from conformance.impl import ImplementationError, Implementation, resolve, selected_name
+from conformance.report import results
+
+
+@dataclass
+class _State:
+    """What one session gathers for its run header, its terminal summary and its results document."""
+
+    profile: str
+    #: ``--clause``: the clause IDs the session runs the tests of (empty: every test)
+    selected_clauses: List[str]
+    started: float = field(default_factory=time.time)
+    records: List[results.TestRecord] = field(default_factory=list)
+    #: the divergence list applied (None: none)
+    divergence_file: Optional[str] = None
+    #: ``file:line: test | clause`` of the listed divergences that match no test
+    stale: List[str] = field(default_factory=list)
+    #: node id -> the clause IDs its marks name
+    clauses: Dict[str, List[str]] = field(default_factory=dict)
+    #: node id -> its known divergence
+    divergent: Dict[str, divergences.Divergence] = field(default_factory=dict)
+    #: listed divergences that passed and are fixed (their entries can go)
+    fixed: List[str] = field(default_factory=list)
+    #: node ids of draw-dependent divergences that passed for this run's draws (no evidence of a fix)
+    passed_draw: List[str] = field(default_factory=list)
+
 
 _IMPL = pytest.StashKey[Implementation]()
-_STATE = pytest.StashKey[Dict[str, Any]]()
+_STATE = pytest.StashKey[_State]()
 
 profiles.register()
 
@@ -53,9 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ImplementationError as exc:
         raise pytest.UsageError(str(exc)) from exc
     models.use_device(config.stash[_IMPL].device)
-    config.stash[_STATE] = {"profile": profile.name, "selected_clauses": _selected_clauses(config), "records": [],
-                            "stale": [], "divergence_file": None, "clauses": {}, "divergent": {}, "fixed": [],
-                            "passed_draw": [], "started": time.time()}
+    config.stash[_STATE] = _State(profile.name, _selected_clauses(config))
     config.pluginmanager.register(_Results(config), "conformance-results")
 
 
@@ -91,9 +114,9 @@ def pytest_report_header(config: pytest.Config) -> List[str]:
         f"conformance: device {impl.device}; versions {json.dumps(dict(impl.versions), default=str)}",
         f"conformance: capabilities {sorted(impl.capabilities) or 'none declared'}; "
         f"hooks {sorted(impl.hooks) or 'none'}",
-        f"conformance: hypothesis profile {state['profile']}; known divergences "
+        f"conformance: hypothesis profile {state.profile}; known divergences "
         f"{config.getoption('known_divergences_file') or divergences.default_file(impl.divergences) or 'none'}",
-    ] + ([f"conformance: clauses {', '.join(state['selected_clauses'])} only"] if state["selected_clauses"] else [])
+    ] + ([f"conformance: clauses {', '.join(state.selected_clauses)} only"] if state.selected_clauses else [])
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +150,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if not ids:
             unmarked.append(item.nodeid)
         unknown += [f"{item.nodeid}: {cid}" for cid in ids if cid not in known]
-        state["clauses"][item.nodeid] = sorted(set(ids))
+        state.clauses[item.nodeid] = sorted(set(ids))
         for mark in item.iter_markers("requires"):
             missing = [c for c in mark.args if not impl.has(c)]
             if missing:
@@ -139,7 +162,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             f"unmarked: {unmarked}; unknown IDs: {unknown}")
     # Divergences are matched against the whole collection, so that --clause never makes an entry look stale.
     _apply_divergences(config, items)
-    _deselect_other_clauses(config, items, set(state["selected_clauses"]))
+    _deselect_other_clauses(config, items, set(state.selected_clauses))
 
 
 def _apply_divergences(config: pytest.Config, items: List[pytest.Item]) -> None:
@@ -149,18 +172,18 @@ def _apply_divergences(config: pytest.Config, items: List[pytest.Item]) -> None:
     path = config.getoption("known_divergences_file") or divergences.default_file(impl.divergences)
     if not path:
         return
-    state["divergence_file"] = str(path)
+    state.divergence_file = str(path)
     entries = divergences.parse(Path(path).read_text(encoding="utf-8"), str(path))
     ids = {_suite_id(item): item for item in items}
     matched, stale = divergences.match(entries, ids)
-    state["stale"] = [f"{path}:{e.line}: {e.test} | {e.clause}" for e in stale]
+    state.stale = [f"{path}:{e.line}: {e.test} | {e.clause}" for e in stale]
     as_skip = config.getoption("known_divergences") == "skip"
     for test_id, entry in matched.items():
         item = ids[test_id]
         reason = f"known divergence of {impl.name} from {entry.clause}: {entry.reason}"
-        if entry.clause not in state["clauses"][item.nodeid]:
-            reason += f" (note: the test is marked {state['clauses'][item.nodeid]}, not {entry.clause})"
-        state["divergent"][item.nodeid] = entry
+        if entry.clause not in state.clauses[item.nodeid]:
+            reason += f" (note: the test is marked {state.clauses[item.nodeid]}, not {entry.clause})"
+        state.divergent[item.nodeid] = entry
         item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
 
 
@@ -169,15 +192,15 @@ def _deselect_other_clauses(config: pytest.Config, items: List[pytest.Item], sel
     if not selected:
         return
     state = config.stash[_STATE]
-    kept = [item for item in items if selected & set(state["clauses"][item.nodeid])]
-    dropped = [item for item in items if not selected & set(state["clauses"][item.nodeid])]
+    kept = [item for item in items if selected & set(state.clauses[item.nodeid])]
+    dropped = [item for item in items if not selected & set(state.clauses[item.nodeid])]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
 
 
 class _Results:
-    """Collects one JSON record per test (clause IDs, outcome, implementation, versions) for the report."""
+    """Collects one record per test (clause IDs, outcome, implementation, versions) for the results document."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -198,49 +221,41 @@ class _Results:
             # A listed divergence that now passes: the implementation fixed it (the entry can go), unless it shows
             # only for some draws.
             outcome = "xpassed"
-            entry = state["divergent"].get(report.nodeid)
+            entry = state.divergent.get(report.nodeid)
             if entry is not None and entry.draw_dependent:
-                state["passed_draw"].append(report.nodeid)
+                state.passed_draw.append(report.nodeid)
             else:
-                state["fixed"].append(f"{report.nodeid} ({entry.clause + ': ' + entry.reason if entry else xfail})")
+                state.fixed.append(f"{report.nodeid} ({entry.clause + ': ' + entry.reason if entry else xfail})")
         else:
             outcome = report.outcome
         message = None
         if report.failed:
             message = str(report.longrepr)[-2000:]
         elif xfail is not None:
-            message = (("passed for these draws: " if report.nodeid in state["passed_draw"] else "fixed upstream: ")
+            message = (("passed for these draws: " if report.nodeid in state.passed_draw else "fixed upstream: ")
                        if outcome == "xpassed" else "") + xfail
         elif report.skipped and isinstance(report.longrepr, tuple):
             message = report.longrepr[2]
-        state["records"].append({
-            "test": report.nodeid,
-            "clauses": state["clauses"].get(report.nodeid, []),
-            "outcome": outcome,
-            "phase": report.when,
-            "duration_s": round(report.duration, 3),
-            "implementation": impl.name,
-            "device": impl.device,
-            "versions": dict(impl.versions),
-            "profile": state["profile"],
-            "message": message,
-            "fixed_upstream": outcome == "xpassed" and report.nodeid not in state["passed_draw"],
-        })
+        state.records.append(results.TestRecord(
+            test=report.nodeid, outcome=outcome, clauses=state.clauses.get(report.nodeid, []), phase=report.when,
+            duration_s=round(report.duration, 3), implementation=impl.name, device=impl.device,
+            versions=dict(impl.versions), profile=state.profile, message=message,
+            fixed_upstream=outcome == "xpassed" and report.nodeid not in state.passed_draw))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash[_STATE]
-    if state["fixed"]:
+    if state.fixed:
         terminalreporter.section("fixed upstream (listed known divergences that passed: remove their entries)")
-        for line in state["fixed"]:
+        for line in state.fixed:
             terminalreporter.line(line)
-    if state["passed_draw"]:
+    if state.passed_draw:
         terminalreporter.section("draw-dependent known divergences that passed for this run's draws (no evidence of a fix)")
-        for line in state["passed_draw"]:
+        for line in state.passed_draw:
             terminalreporter.line(line)
-    if state["stale"]:
+    if state.stale:
         terminalreporter.section("stale known divergences (they match no test)")
-        for line in state["stale"]:
+        for line in state.stale:
             terminalreporter.line(line)
 
 
@@ -251,28 +266,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     state = config.stash[_STATE]
     impl = _impl(config)
-    document = {
-        "implementation": impl.name,
-        "label": impl.label,
-        "device": impl.device,
-        "versions": dict(impl.versions),
-        "capabilities": sorted(impl.capabilities),
-        "profile": state["profile"],
-        "selected_clauses": state["selected_clauses"],
-        "python": platform.python_version(),
-        "host": platform.node(),
-        "started": state["started"],
-        "finished": time.time(),
-        "exit_status": int(exitstatus),
-        "divergence_file": state["divergence_file"],
-        "stale_divergences": state["stale"],
-        "fixed_upstream": state["fixed"],
-        "tests": state["records"],
-    }
-    if path.endswith(("/", os.sep)) or os.path.isdir(path):
-        # A folder: one file per implementation and environment (CANN, SoC), never overwritten by another.
-        from conformance.report.matrix import results_file_name
-
-        path = os.path.join(path, results_file_name(impl.name, impl.device, dict(impl.versions)))
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
+    results.write(path, results.Document(
+        implementation=impl.name, label=impl.label, device=impl.device, versions=dict(impl.versions),
+        capabilities=sorted(impl.capabilities), profile=state.profile, selected_clauses=state.selected_clauses,
+        python=platform.python_version(), host=platform.node(), started=state.started, finished=time.time(),
+        exit_status=int(exitstatus), divergence_file=state.divergence_file, stale_divergences=state.stale,
+        fixed_upstream=state.fixed, tests=state.records))

@@ -22,7 +22,7 @@ import tempfile
 import time
 from typing import Mapping, Sequence
 
-from conformance.report import matrix
+from conformance.report import matrix, results
 
 #: the night's benchmarks: the per-call overhead (tiny), a small model, and one of realistic size (125M parameters)
 DEFAULT_MODELS = ("tiny", "gpt-small", "llama-125m")
@@ -42,30 +42,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def fresh_results(folder: str, impl: str, since: float) -> list[tuple[str, dict]]:
+def fresh_results(folder: str, impl: str, since: float) -> list[tuple[str, results.Document]]:
     """The results documents of `impl` in `folder` that finished after `since` (this night's)."""
     found = []
     for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         try:
-            data = matrix.read(path)
-        except (matrix.ResultsError, OSError):
+            document = results.read(path)
+        except (results.ResultsError, OSError):
             continue
-        finished = data.get("finished")
-        if data.get("implementation") == impl and isinstance(finished, (int, float)) and finished >= since:
-            found.append((path, data))
+        if document.implementation == impl and document.finished is not None and document.finished >= since:
+            found.append((path, document))
     return found
 
 
-def suite_problems(status: int, results: Sequence[tuple[str, dict]], impl: str) -> list[str]:
+def suite_problems(status: int, documents: Sequence[tuple[str, results.Document]], impl: str) -> list[str]:
     """Why the suite's part of the night is red (pure)."""
     problems = []
     if status != 0:
         problems.append(f"suite: pytest exited {status} (1: tests failed, 2: interrupted, 3: internal error, 4: usage "
                         f"error such as an implementation that does not import, 5: no tests collected)")
-    if not results:
+    if not documents:
         problems.append(f"suite: no fresh results for {impl} (the suite wrote no results document this night)")
-    for path, data in results:
-        outcomes = [t["outcome"] for t in data["tests"]]
+    for path, document in documents:
+        outcomes = [t.outcome for t in document.tests]
         bad = {o: outcomes.count(o) for o in matrix.BAD_OUTCOMES if o in outcomes}
         if bad:
             problems.append(f"suite: {path}: " + ", ".join(f"{n} {o}" for o, n in bad.items())

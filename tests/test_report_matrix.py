@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.report import matrix
+from conformance.report import matrix, results
 
 SAMPLES = Path(__file__).parent / "data" / "report_samples" / "conformance"
 
@@ -50,9 +50,9 @@ def test_one_column_per_environment_and_file_names_per_environment(tmp_path: Pat
     _document(tmp_path, "8.10", {"a": "failed"})
     m = matrix.load(str(tmp_path / "*.json"))
     assert [c.label for c in m.columns] == ["torchair_npu · CANN 8.1", "torchair_npu · CANN 8.10"]
-    name = matrix.results_file_name("torchair_npu", "npu", {"cann": "8.1.RC1", "soc": "Ascend 910B/2"}, {})
+    name = results.results_file_name("torchair_npu", "npu", {"cann": "8.1.RC1", "soc": "Ascend 910B/2"}, {})
     assert name == "torchair_npu-npu-cann-8.1.RC1-soc-Ascend_910B_2.json"
-    assert name != matrix.results_file_name("torchair_npu", "npu", {"cann": "8.2.RC1", "soc": "Ascend 910B/2"}, {})
+    assert name != results.results_file_name("torchair_npu", "npu", {"cann": "8.2.RC1", "soc": "Ascend 910B/2"}, {})
 
 
 def test_results_file_name_falls_back_to_the_pipeline_soc_and_the_toolkits_cann(tmp_path: Path) -> None:
@@ -60,8 +60,8 @@ def test_results_file_name_falls_back_to_the_pipeline_soc_and_the_toolkits_cann(
     (tmp_path / "x86_64-linux" / "ascend_toolkit_install.info").write_text("version=8.2.RC1\n", encoding="utf-8")
     (tmp_path / "ascend_toolkit_install.info").write_text("version=8.2.RC1\n", encoding="utf-8")
     environ = {"TORCHAIR_SOC": "A3", "ASCEND_HOME_PATH": str(tmp_path)}
-    assert matrix.results_file_name("torchair_npu", "npu", {}, environ) == "torchair_npu-npu-cann-8.2.RC1-soc-A3.json"
-    assert matrix.results_file_name("torchair_ref", "cpu", {}, {}) == "torchair_ref-cpu.json"
+    assert results.results_file_name("torchair_npu", "npu", {}, environ) == "torchair_npu-npu-cann-8.2.RC1-soc-A3.json"
+    assert results.results_file_name("torchair_ref", "cpu", {}, {}) == "torchair_ref-cpu.json"
 
 
 def test_no_results_is_an_empty_matrix(tmp_path: Path) -> None:
@@ -70,13 +70,13 @@ def test_no_results_is_an_empty_matrix(tmp_path: Path) -> None:
 
 def test_a_record_without_an_outcome_is_named(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps({"tests": [{"test": "x"}]}), encoding="utf-8")
-    with pytest.raises(matrix.ResultsError, match=r"bad.json tests\[0\]: not a test record"):
+    with pytest.raises(results.ResultsError, match=r"bad.json tests\[0\]: not a test record"):
         matrix.load(str(tmp_path / "*.json"))
 
 
 def test_a_bare_list_is_not_the_suites_document(tmp_path: Path) -> None:
     (tmp_path / "list.json").write_text(json.dumps([]), encoding="utf-8")
-    with pytest.raises(matrix.ResultsError, match="--conformance-json"):
+    with pytest.raises(results.ResultsError, match="--conformance-json"):
         matrix.load(str(tmp_path / "*.json"))
 
 

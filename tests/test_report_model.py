@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
 
-from conformance.report import history, matrix, model, outputs  # noqa: E402 - only once scipy is there
+from conformance.report import changes as changes_mod, history, matrix, model, outputs  # noqa: E402 - after scipy
 from tests import report_nightly_sample as sample  # noqa: E402
 
 NPU_8_1 = "torchair_npu · torch 2.6.0 · torch_npu 2.6.0.post2 · CANN 8.1.RC1 · Ascend910B2"
@@ -59,12 +59,12 @@ def test_the_saving_is_cold_to_warm_with_last_nights_change(night: tuple) -> Non
     ("passed", None, "gone"), ("passed", "xfailed", "changed"), ("passed", "passed", None),
 ])
 def test_a_tests_change_is_named(before: str | None, now: str | None, kind: str | None) -> None:
-    assert model.classify(before, now) == kind
+    assert changes_mod.classify(before, now) == kind
 
 
 def test_changes_since_last_night_per_leg(night: tuple) -> None:
     records, results = night
-    now = {c.label: model.outcomes(c) for c in results.columns}
+    now = {c.label: changes_mod.outcomes(c) for c in results.columns}
     previous = {NPU_8_10: {**now[NPU_8_10], "conformance/test_warm_start.py::test_warm_untraced": "passed",
                            "conformance/test_config.py::test_equality_by_value": "skipped"},
                 "torchair_npu · CANN 8.2.RC1 · Ascend910_9391": {"a": "passed"}}
@@ -135,4 +135,8 @@ def test_a_bad_previous_verdict_is_named(tmp_path: Path) -> None:
         outputs.read_previous(bad)
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(outputs.PreviousError, match="not a readable verdict.json"):
+        outputs.read_previous(bad)
+    bad.write_text('{"format": 2, "legs": []}', encoding="utf-8")
+    with pytest.raises(outputs.PreviousError, match=r"verdict.json: a verdict.json of format 2; this reader knows "
+                                                    r"format 1: pass --previous"):
         outputs.read_previous(bad)

@@ -11,17 +11,20 @@ from pathlib import Path
 import pytest
 
 from conformance import nightly
+from conformance.report import results
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANT = "config_identity_equality"
 
 
 def test_suite_problems_name_every_red_outcome() -> None:
-    results = [("r.json", {"tests": [{"test": "a", "outcome": "passed"}, {"test": "b", "outcome": "xpassed"},
-                                     {"test": "c", "outcome": "error"}]})]
-    problems = nightly.suite_problems(0, results, "torchair_npu")
+    def document(*outcomes: tuple[str, str]) -> results.Document:
+        return results.Document(tests=[results.TestRecord(test, outcome) for test, outcome in outcomes])
+
+    found = [("r.json", document(("a", "passed"), ("b", "xpassed"), ("c", "error")))]
+    problems = nightly.suite_problems(0, found, "torchair_npu")
     assert problems == ["suite: r.json: 1 error, 1 xpassed (xpassed: a known divergence passed, fixed upstream)"]
-    assert nightly.suite_problems(0, [("r.json", {"tests": [{"test": "a", "outcome": "passed"}]})], "x") == []
+    assert nightly.suite_problems(0, [("r.json", document(("a", "passed")))], "x") == []
     missing = nightly.suite_problems(4, [], "torchair_npu")
     assert missing[0].startswith("suite: pytest exited 4") and "no fresh results for torchair_npu" in missing[1]
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 from conformance import impl, process
 from conformance.bench import presets
+from conformance.report import history, stats
 
 logger = logging.getLogger("conformance.bench")
 
@@ -234,10 +235,8 @@ def run_worker(options: Options, subject: str, *, inductor_cache: str, cache_dir
     return sample
 
 
-def records(result: Result, *, commit: str | None) -> list[dict[str, Any]]:
+def records(result: Result, *, commit: str | None) -> list[history.Record]:
     """BE-3/BE-4: one history record per variant of this run (see `conformance.report.history`)."""
-    from conformance.report import history, stats
-
     run_id = f"{result.started}-{os.getpid()}"
     out = []
     variants: Iterable[str] = [v for v in VARIANTS if v in result.samples or v in result.skipped]

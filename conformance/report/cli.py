@@ -113,20 +113,20 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    from conformance.report import gate, history, legs, matrix, outputs, render, verdict
+    from conformance.report import context, gate, history, legs, matrix, model, outputs, render, results, verdict
 
     try:
         records = history.load(args.history)
         empty = check_results(args.conformance)
         if empty:
-            raise matrix.ResultsError(empty)
-        results = matrix.load(args.conformance)
+            raise results.ResultsError(empty)
+        found = matrix.load(args.conformance)
         accepted = gate.load_accepted(args.accepted)
         night = verdict.Night(since=since, retired=legs.load_retired(args.retired_legs),
                               expected=legs.load_expected(args.expected_legs) if args.expected_legs else None,
                               required=tuple(args.require_results))
         previous = outputs.read_previous(args.previous or os.path.join(args.out, outputs.VERDICT_JSON))
-    except (history.HistoryError, matrix.ResultsError, gate.AcceptedError, legs.LegsError, outputs.PreviousError,
+    except (history.HistoryError, results.ResultsError, gate.AcceptedError, legs.LegsError, outputs.PreviousError,
             OSError) as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
@@ -135,21 +135,20 @@ def main(argv: list[str] | None = None) -> int:
     if history_url is None:
         history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
     try:
-        report = render.build(records, results, threshold=args.threshold, alpha=args.alpha, history_files=files,
-                              accepted=accepted, night=night, source_url=args.source_url,
-                              history_url=history_url, previous=previous,
-                              compare=tuple(args.compare) if args.compare else None)
+        report = model.build(records, found, threshold=args.threshold, alpha=args.alpha, history_files=files,
+                             accepted=accepted, night=night, previous=previous,
+                             compare=tuple(args.compare) if args.compare else None)
     except ValueError as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
     try:
         with outdir.staging(args.out) as staged:
-            render.write(report, staged)
+            render.write(report, staged, links=context.Links(args.source_url, history_url))
             written = outdir.publish(staged, args.out)
     except (outdir.OutDirError, OSError) as exc:
         print(f"error: {exc}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    print(f"report: {len(report.series)} series, {len(records)} records, {len(results.columns)} results documents "
+    print(f"report: {len(report.series)} series, {len(records)} records, {len(found.columns)} results documents "
           f"-> {len(written)} files in {args.out}")
     for check in report.checks.checks:
         if check.status != "ok":

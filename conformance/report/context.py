@@ -1,10 +1,15 @@
-"""The pages' context: the report's data (`model`) shaped into plain rows and strings for the templates (BE-4)."""
+"""The pages' context: the report's data (`model`) shaped into plain rows and strings for the templates (BE-4).
+
+Part of the renderer: it reads the model and changes nothing in it; what only the pages know (the charts drawn,
+where links point) comes in beside the model.
+"""
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping
 
-from conformance.report import cann as cann_mod, charts, gate, history, matrix as matrix_mod, model, outputs, stats
+from conformance.report import changes as changes_mod, charts, gate, history, matrix as matrix_mod, model, outputs
+from conformance.report import stats
 from conformance.report.units import change, nbytes, seconds, spread
 
 #: the runs a trend chart and a runs table show (the full history is linked)
@@ -30,6 +35,20 @@ CANN_FIGURES = (
     ("warm steady call", "impl-warm", "steady_s"),
     ("eager time to first output (baseline)", "eager", "ttfo_s"),
 )
+#: (series slug or version group, kind) -> a chart's path relative to the pages (`render` draws them)
+Charts = Mapping[tuple[str, str], str]
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where the pages link to, relative to themselves."""
+
+    #: prefix of a failing test's source (its path relative to the repository is appended)
+    source: str = "../"
+    #: the folder of the full history files
+    history: str = "history/"
+
+
 _CLS = {"regression": "regressed", "accepted": "xfail", "not gated": "skip", "ok": "met",
         "new failure": "regressed", "fixed": "met", "new skip": "skip", "no longer skipped": "met"}
 
@@ -76,7 +95,7 @@ def variant_rows(run: model.Run) -> list[dict[str, Any]]:
 
 
 def _ratio_rows(run: model.Run) -> list[list[str]]:
-    rows = [[v.ratio.name, *ratio_text(v)] for v in stats.ratios(run.samples)]
+    rows = [[v.ratio.name, *ratio_text(v)] for v in run.ratios]
     over = run.samples.get("overhead")
     if over:
         s = over[-1]
@@ -99,21 +118,16 @@ def _run_note(run: model.Run) -> str:
             f"{run.bench.get('ge_cache')}{load_text}.")
 
 
-def _not_gated(report: model.Report, series: model.Series) -> str | None:
-    return report.checks.stale.get(series.key) or gate.not_gated(series.latest.view())
-
-
-def _series_context(report: model.Report, series: model.Series) -> dict[str, Any]:
+def _series_context(report: model.Report, series: model.Series, drawn: Charts) -> dict[str, Any]:
     run = series.latest
-    fired = [c for c in report.checks.fired if c.series == series.key]
+    fired = report.fired(series)
     run_rows = []
     for r in reversed(series.runs[-LAST_RUNS:]):
-        v = r.view()
         run_rows.append({
             "date": r.date, "commit": (r.commit or "")[:12], "dirty": r.dirty, "host": r.env.get("host"),
-            "rounds": v.rounds, "warm": seconds(r.median("impl-warm", "ttfo_s")),
+            "rounds": r.view().rounds, "warm": seconds(r.median("impl-warm", "ttfo_s")),
             "load": seconds(r.median("impl-warm", "compile_or_load_s")),
-            "cold": seconds(r.median("impl-cold", "ttfo_s")), "gated": gate.not_gated(v) or "yes",
+            "cold": seconds(r.median("impl-cold", "ttfo_s")), "gated": r.not_gated or "yes",
             "regressions": ", ".join(f"{c.figure.label} ×{c.factor:.2f}" for c in fired if c.run.run_id == r.run_id)
                            or "–",
         })
@@ -121,12 +135,12 @@ def _series_context(report: model.Report, series: model.Series) -> dict[str, Any
     return {
         "slug": series.slug, "title": series.title, "note": _run_note(run), "dirty": run.dirty,
         "machine": [(k, str(v)) for k, v in machine.items() if v],
-        "chart": report.charts.get((series.slug, "latest")),
-        "chart_narrow": report.charts.get((series.slug, "latest-narrow")),
-        "trend": report.charts.get((series.slug, "trend")),
-        "trend_narrow": report.charts.get((series.slug, "trend-narrow")),
+        "chart": drawn.get((series.slug, "latest")),
+        "chart_narrow": drawn.get((series.slug, "latest-narrow")),
+        "trend": drawn.get((series.slug, "trend")),
+        "trend_narrow": drawn.get((series.slug, "trend-narrow")),
         "runs_total": len(series.runs), "variants": variant_rows(run), "ratios": _ratio_rows(run), "runs": run_rows,
-        "history_file": history.file_name(run.env), "gated": _not_gated(report, series) or "",
+        "history_file": history.file_name(run.env), "gated": report.not_gated(series) or "",
     }
 
 
@@ -134,7 +148,7 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
     rows = []
     for s in report.series:
         run = s.latest
-        values = {v.ratio.name: v for v in stats.ratios(run.samples)}
+        values = {v.ratio.name: v for v in run.ratios}
 
         def r(name: str) -> str:
             value = values.get(name)
@@ -143,8 +157,8 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
             verdict = ratio_text(value)[2]
             return f"{value.value:.3g}" + (f" ({verdict})" if verdict else "")
 
-        fired = [c for c in report.checks.fired if c.series == s.key]
-        skip = _not_gated(report, s)
+        fired = report.fired(s)
+        skip = report.not_gated(s)
         rows.append({
             "slug": s.slug, "title": s.title, "short": s.short, "date": run.date, "dirty": run.dirty,
             "warm": seconds(run.median("impl-warm", "ttfo_s")),
@@ -185,9 +199,9 @@ def _regressions(report: model.Report) -> list[dict[str, Any]]:
     return rows
 
 
-def _test_rows(report: model.Report, found: list[model.TestChange]) -> list[dict[str, Any]]:
+def _test_rows(found: list[changes_mod.TestChange], links: Links) -> list[dict[str, Any]]:
     return [{"leg": c.column, "kind": c.kind, "cls": _CLS.get(c.kind, ""), "test": c.test,
-             "href": report.source_url + c.test.split("::", 1)[0], "before": c.before or "absent",
+             "href": links.source + c.test.split("::", 1)[0], "before": c.before or "absent",
              "now": c.now or "absent"} for c in found]
 
 
@@ -216,7 +230,7 @@ def _banner(report: model.Report) -> dict[str, Any]:
     }
 
 
-def _matrix_context(report: model.Report) -> dict[str, Any]:
+def _matrix_context(report: model.Report, links: Links) -> dict[str, Any]:
     """Clause rows with a failing test first, each on its own; the other rows folded by their cells' statuses."""
     m = report.matrix
     columns = [{"label": c.label, "source": c.source, "finished": c.finished_iso or "time unknown",
@@ -234,7 +248,7 @@ def _matrix_context(report: model.Report) -> dict[str, Any]:
                                                                      key=lambda kv: matrix_mod.outcome_order(kv[0]))),
                 "failing": [{"test": t.test, "outcome": "fixed upstream (xpassed)" if t.outcome == "xpassed"
                              else t.outcome, "message": (t.message or "").strip()[-600:],
-                             "href": report.source_url + t.source} for t in failing]})
+                             "href": links.source + t.source} for t in failing]})
         if any(c["failing"] for c in cells):
             loud.append({"clauses": [clause], "cells": cells})
         else:
@@ -246,26 +260,14 @@ def _matrix_context(report: model.Report) -> dict[str, Any]:
     return {"columns": columns, "rows": loud + list(folded.values()), "clauses": len(m.clauses)}
 
 
-def cann_tables(series: list[model.Series]) -> list[dict[str, Any]]:
+def cann_tables(report: model.Report) -> list[dict[str, Any]]:
     """CANN over CANN: per SoC, model and implementation, each CANN version's latest run beside the previous one,
     with the change of every figure's median (with its unit)."""
-    groups: dict[tuple, dict[str, model.Run]] = {}
-    for s in series:
-        for run in s.runs:
-            if run.env.get("cann"):
-                versions = groups.setdefault(gate.comparison_group(run.env, run.bench), {})
-                cann = str(run.env["cann"])
-                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
-                    versions[cann] = run
-    tables = []
-    for key, versions in groups.items():
-        if len(versions) >= 2:
-            ordered = sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0]))
-            tables.append(_version_table(key, [(f"CANN {cann}", run) for cann, run in ordered]))
-    return tables
+    return [_version_table(model.group_title(key), [(f"CANN {cann}", run) for cann, run in runs])
+            for key, runs in report.cann_runs]
 
 
-def _version_table(key: tuple, columns: list[tuple[str, model.Run | None]]) -> dict[str, Any]:
+def _version_table(title: str, columns: list[tuple[str, model.Run | None]]) -> dict[str, Any]:
     rows = []
     for label, variant, metric in CANN_FIGURES:
         cells, previous = [], None
@@ -279,46 +281,18 @@ def _version_table(key: tuple, columns: list[tuple[str, model.Run | None]]) -> d
             previous = value if value else previous
         if any(c["value"] != "–" for c in cells):
             rows.append({"figure": label, "cells": cells})
-    fields = dict(key)
-    return {"title": f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · "
-                     f"{fields['compiler']} · {fields['device']} ({fields['soc']})",
-            "versions": [label for label, _ in columns],
+    return {"title": title, "versions": [label for label, _ in columns],
             "runs": [f"{run.date} · torch_npu {run.env.get('torch_npu')}" if run else "no run" for _, run in columns],
             "rows": rows}
 
 
-def _comparison(report: model.Report) -> dict[str, Any] | None:
+def _comparison(report: model.Report, links: Links) -> dict[str, Any] | None:
     cmp = report.comparison
     if cmp is None:
         return None
-    tables = []
-    for _, a, b in cmp.runs:
-        run = a or b
-        tables.append(_version_table(gate.comparison_group(run.env, run.bench),
-                                     [(f"CANN {cmp.a}", a), (f"CANN {cmp.b}", b)]))
-    return {"a": cmp.a, "b": cmp.b, "tables": tables, "tests": _test_rows(report, cmp.tests),
-            "legs": _by_leg(_test_rows(report, cmp.tests)), "paired": cmp.paired}
-
-
-def version_groups(series: list[model.Series]) -> dict[str, list[tuple[str, model.Run]]]:
-    """Benchmarks with their latest run per version set, versions in `packaging.version` order."""
-    groups: dict[str, list[tuple[str, model.Run]]] = {}
-    for s in series:
-        env, bench = s.latest.env, s.latest.bench
-        name = (f"{env.get('impl')} · {bench.get('model')}.{bench.get('method')} · {bench.get('mode')} · "
-                f"{'dynamic' if bench.get('dynamic') else 'static'} · {bench.get('compiler')} · {env.get('device')} "
-                f"({env.get('soc')})")
-        label = f"{model.version_label(env)} · {env.get('impl')} {env.get('impl_version') or ''}".strip()
-        groups.setdefault(name, []).append((label, s.latest))
-    for columns in groups.values():
-        columns.sort(key=lambda c: (cann_mod.sort_key(c[1].env.get("cann")),
-                                    gate.version_key(c[1].env.get("torch_npu")),
-                                    gate.version_key(c[1].env.get("torch")), c[0]))
-    return groups
-
-
-def version_slug(name: str) -> str:
-    return hashlib.sha1(name.encode()).hexdigest()[:8]
+    tables = [_version_table(title, [(f"CANN {cmp.a}", a), (f"CANN {cmp.b}", b)]) for title, a, b in cmp.runs]
+    return {"a": cmp.a, "b": cmp.b, "tables": tables, "tests": _test_rows(cmp.tests, links),
+            "legs": _by_leg(_test_rows(cmp.tests, links)), "paired": cmp.paired}
 
 
 def _versions_rows(columns: list[tuple[str, model.Run]]) -> list[list[str]]:
@@ -333,15 +307,15 @@ def _versions_rows(columns: list[tuple[str, model.Run]]) -> list[list[str]]:
     for name in ("warm / cold compile-or-load", "warm TTFO / eager TTFO", "warm TTFO / aot_compile load TTFO"):
         cells = []
         for _, run in columns:
-            found = [v for v in stats.ratios(run.samples) if v.ratio.name == name]
+            found = [v for v in run.ratios if v.ratio.name == name]
             cells.append(ratio_text(found[0])[0] if found else "–")
         rows.append([name] + cells)
     rows.append(["run"] + [f"{run.date} ({(run.commit or '')[:7]})" for _, run in columns])
     return rows
 
 
-def build(report: model.Report, notes: list[str]) -> dict[str, Any]:
-    """Everything the templates read."""
+def build(report: model.Report, notes: list[str], drawn: Charts, links: Links) -> dict[str, Any]:
+    """Everything the templates read: the model's rows, with the charts `drawn` and the `links`."""
     latest = report.latest
     changes = report.changes
     return {
@@ -349,18 +323,18 @@ def build(report: model.Report, notes: list[str]) -> dict[str, Any]:
         "min_rounds": gate.MIN_ROUNDS, "window": gate.WINDOW, "last_runs": LAST_RUNS,
         "latest_date": latest.date if latest else "–", "latest_commit": (latest.commit or "unknown") if latest else "–",
         "latest_dirty": bool(latest and latest.dirty), "run_count": sum(len(s.runs) for s in report.series),
-        "history_files": report.history_files, "history_url": report.history_url,
+        "history_files": report.history_files, "history_url": links.history,
         "regressions": _regressions(report), "checks": _check_rows(report),
-        "changes": {"compared": changes.compared, "tests": _test_rows(report, changes.tests),
-                    "legs": _by_leg(_test_rows(report, changes.tests)),
+        "changes": {"compared": changes.compared, "tests": _test_rows(changes.tests, links),
+                    "legs": _by_leg(_test_rows(changes.tests, links)),
                     "new_legs": changes.new_legs, "missing_legs": changes.missing_legs},
-        "summary": _summary_rows(report), "series": [_series_context(report, s) for s in report.series],
+        "summary": _summary_rows(report), "series": [_series_context(report, s, drawn) for s in report.series],
         "stale_series": [f"{s.title} (last run {s.latest.date})" for s in report.series
                          if s.key in report.checks.stale],
-        "cann_tables": cann_tables(report.series), "compare": _comparison(report),
-        "versions": [{"name": name, "chart": report.charts.get((name, "versions")),
-                      "chart_narrow": report.charts.get((name, "versions-narrow")),
+        "cann_tables": cann_tables(report), "compare": _comparison(report, links),
+        "versions": [{"name": name, "chart": drawn.get((name, "versions")),
+                      "chart_narrow": drawn.get((name, "versions-narrow")),
                       "header": [label for label, _ in columns], "rows": _versions_rows(columns)}
-                     for name, columns in version_groups(report.series).items()],
-        "matrix": _matrix_context(report), "variant_header": VARIANT_HEADER, "notes": notes,
+                     for name, columns in report.versions.items()],
+        "matrix": _matrix_context(report, links), "variant_header": VARIANT_HEADER, "notes": notes,
     }

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from conformance.report import versioned
+
 FORMAT = 1
 
 #: environment fields that identify a series (BE-4); host, date and commit vary between runs of one series
@@ -62,10 +64,11 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Record":
-        if data.get("format") != FORMAT:
-            raise ValueError(f"record format {data.get('format')!r}; this reader knows {FORMAT}")
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        """A record of format `FORMAT` (required: the first records already carry it); raises ValueError."""
+        versioned.check_format(data, FORMAT, what="a history record",
+                               fix="append it with this checkout's `python -m conformance bench`, or render it with "
+                                   "the checkout that wrote it")
+        return cls(**versioned.known_fields(cls, data))
 
     def key(self) -> tuple:
         """BE-4: the series this record belongs to (environment and benchmark, not host/date/commit)."""
@@ -104,17 +107,24 @@ def append(directory: str | os.PathLike, records: Iterable[Record]) -> list[Path
     return written
 
 
+def read_file(path: str | os.PathLike) -> list[Record]:
+    """The records of one history file, in its order; raises `HistoryError` naming the file (and the line)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HistoryError(f"{path}: cannot be read: {exc}") from exc
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(Record.from_dict(json.loads(line)))
+            except (ValueError, TypeError) as exc:
+                raise HistoryError(f"{path}:{number}: not a history record: {exc}") from exc
+    return records
+
+
 def load(directory: str | os.PathLike) -> list[Record]:
     """Every record under `directory` (its `*.jsonl` files), oldest first; raises `HistoryError` on a bad line."""
-    records: list[Record] = []
-    for path in sorted(Path(directory).glob("*.jsonl")):
-        with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(Record.from_dict(json.loads(line)))
-                except (ValueError, TypeError) as exc:
-                    raise HistoryError(f"{path}:{number}: not a history record: {exc}") from exc
+    records = [record for path in sorted(Path(directory).glob("*.jsonl")) for record in read_file(path)]
     records.sort(key=lambda r: (r.date, r.run_id))
     return records

@@ -1,11 +1,11 @@
 """The conformance matrix: clause x implementation/version, from the suite's JSON results.
 
-Input: the documents the suite writes with `--conformance-json` (default `reports/conformance/*.json`): an object
-whose `tests` list holds one record per test, `{"test": str, "clauses": [str], "outcome": str, "message": str |
-None, "implementation": str, "versions": {...}}`. Every outcome is kept and shown: `passed`, `failed`, `error`
-(setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that passed: fixed
-upstream), `xpassed_draw` (an `xpassed` record with `fixed_upstream: false`: a draw-dependent divergence that did not
-show for this run's draws, no evidence of a fix), and any other string pytest may write one day.
+Input: the documents the suite writes with `--conformance-json` (default `reports/conformance/*.json`), read by
+`conformance.report.results` (their format is documented there). Every outcome is kept and shown: `passed`,
+`failed`, `error` (setup or teardown), `skipped`, `xfailed` (known divergence), `xpassed` (a known divergence that
+passed: fixed upstream), `xpassed_draw` (an `xpassed` record with `fixed_upstream: false`: a draw-dependent
+divergence that did not show for this run's draws, no evidence of a fix), and any other string pytest may write one
+day.
 
 A column counts tests (a test naming two clauses counts once in the column's totals). A cell holds the tests that
 name the clause; its status is the first of `fail` (failed or error), `xpass`, `pass`, `xfail`, `skip` present, and
@@ -14,13 +14,13 @@ a failed cell names its tests with their messages.
 from __future__ import annotations
 
 import glob
-import json
-import os
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
+
+from conformance.report import results
 
 #: outcomes in display order; any other outcome string is kept and shown after these
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "xpassed_draw")
@@ -29,10 +29,6 @@ BAD_OUTCOMES = ("failed", "error", "xpassed")
 #: cell status by precedence (the first outcome present wins)
 _PRECEDENCE = (("failed", "fail"), ("error", "fail"), ("xpassed", "xpass"), ("passed", "pass"),
                ("xfailed", "xfail"), ("xpassed_draw", "xfail"), ("skipped", "skip"))
-
-
-class ResultsError(ValueError):
-    """A results file that is not the suite's results document; the message names the file and the entry."""
 
 
 @dataclass(frozen=True)
@@ -127,83 +123,40 @@ def column_label(impl: str, versions: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
-                      environ: Mapping[str, str] | None = None) -> str:
-    """The results file of one implementation in one environment (CANN version, SoC): never shared by two.
-
-    Where the implementation does not declare them, the SoC comes from `$TORCHAIR_SOC` (the pipeline's matrix sets
-    it) and, on an NPU, the CANN version from the toolkit's install info under `$ASCEND_HOME_PATH`.
-    """
-    environ = os.environ if environ is None else environ
-    found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann")}
-    if not found["cann"] and device == "npu":
-        from conformance.bench.environment import cann_from_install_info
-
-        found["cann"] = cann_from_install_info(environ)
-    parts = [impl, device or "unknown"]
-    for name in ("cann", "soc"):
-        if found[name]:
-            parts.append(f"{name}-{found[name]}")
-    return re.sub(r"[^A-Za-z0-9._+-]", "_", "-".join(parts)) + ".json"
-
-
 def clause_order(clause: str) -> tuple:
     """Clause IDs in SPEC order within a family: CC-2 before CC-10."""
     match = re.fullmatch(r"([A-Z]+)-(\d+)(.*)", clause)
     return (match.group(1), int(match.group(2)), match.group(3)) if match else (clause, 0, "")
 
 
-def build(documents: Iterable[tuple[str, dict[str, Any]]]) -> Matrix:
+def build(documents: Iterable[tuple[str, results.Document]]) -> Matrix:
     """The matrix of `(source, document)` pairs, one column per document (two documents with the same label
     are told apart by their source)."""
     cells: dict[tuple[str, str], list[TestResult]] = {}
     columns: list[Column] = []
     clauses: set[str] = set()
-    for source, data in documents:
-        impl = str(data.get("implementation"))
-        versions = dict(data.get("versions") or {})
-        label = column_label(impl, versions)
-        if data.get("label"):  # IMPL-4: what ran, e.g. upstream's Python with graphs on the project's GE executor
-            label = f"{label} ({data['label']})"
+    for source, document in documents:
+        impl = str(document.implementation)
+        label = column_label(impl, document.versions)
+        if document.label:  # IMPL-4: what ran, e.g. upstream's Python with graphs on the project's GE executor
+            label = f"{label} ({document.label})"
         if any(c.label == label for c in columns):
             label = f"{label} ({source.rsplit('/', 1)[-1]})"
-        column = Column(label, impl, versions, source, _number(data.get("finished")),
-                        data.get("exit_status") if isinstance(data.get("exit_status"), int) else None)
+        column = Column(label, impl, dict(document.versions), source, document.finished, document.exit_status)
         columns.append(column)
-        for record in data["tests"]:
-            outcome = str(record["outcome"])
-            if outcome == "xpassed" and record.get("fixed_upstream") is False:
+        for record in document.tests:
+            outcome = record.outcome
+            if outcome == "xpassed" and record.fixed_upstream is False:
                 outcome = "xpassed_draw"
-            result = TestResult(str(record["test"]), outcome, record.get("message"))
+            result = TestResult(record.test, outcome, record.message)
             column.tests[result.test] = result
-            for clause in record.get("clauses") or []:
+            for clause in record.clauses:
                 clauses.add(clause)
                 cells.setdefault((clause, label), []).append(result)
     return Matrix(sorted(clauses, key=clause_order), columns, cells)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def read(path: str) -> dict[str, Any]:
-    """One results document, checked: an object with a `tests` list of records with `test` and `outcome`."""
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = json.load(handle)
-        except ValueError as exc:
-            raise ResultsError(f"{path}: not JSON: {exc}") from exc
-    tests = data.get("tests") if isinstance(data, dict) else None
-    if not isinstance(tests, list):
-        raise ResultsError(f"{path}: expected the suite's results document (an object with a 'tests' list), "
-                           f"found {type(data).__name__}; write it with pytest conformance --conformance-json")
-    for i, record in enumerate(tests):
-        if not isinstance(record, dict) or not isinstance(record.get("outcome"), str) or "test" not in record:
-            raise ResultsError(f"{path} tests[{i}]: not a test record (needs 'test' and an 'outcome' string): "
-                               f"{record!r:.200}")
-    return data
-
-
 def load(pattern: str) -> Matrix:
-    """The matrix of every results file matching `pattern` (an empty matrix when none does)."""
-    return build((path, read(path)) for path in sorted(glob.glob(pattern)))
+    """The matrix of every results file matching `pattern` (an empty matrix when none does); raises
+    `results.ResultsError` naming a file that is not a results document."""
+    return build((path, results.read(path)) for path in sorted(glob.glob(pattern)))

@@ -8,7 +8,6 @@ with its file and line named, before anything is written.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,31 +22,16 @@ def plan(sources: list[Path], into: Path) -> dict[str, list[str]]:
     """File name -> the lines to append to it (pure over the files' contents); raises `HistoryError`."""
     seen: dict[str, set[tuple]] = {}
     for path in sorted(into.glob("*.jsonl")) if into.is_dir() else []:
-        seen[path.name] = {record_id(r) for r in _read(path)}
+        seen[path.name] = {record_id(r) for r in history.read_file(path)}
     todo: dict[str, list[str]] = {}
     for source in sources:
         for path in sorted(source.glob("*.jsonl")):
             known = seen.setdefault(path.name, set())
-            for record in _read(path):
+            for record in history.read_file(path):
                 if record_id(record) not in known:
                     known.add(record_id(record))
                     todo.setdefault(path.name, []).append(record.to_json())
     return todo
-
-
-def _read(path: Path) -> list[history.Record]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise history.HistoryError(f"{path}: cannot be read: {exc}") from exc
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                out.append(history.Record.from_dict(json.loads(line)))
-            except (ValueError, TypeError) as exc:
-                raise history.HistoryError(f"{path}:{number}: not a history record: {exc}") from exc
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,12 @@
 """What the night says, gathered from the history, the gate, the verdict and the matrix (SPEC BE-4; pure).
 
 The report answers two questions at a glance: did this release break or slow anything, and what does the cache
-save? This module gathers the answers as data, for the pages (`render`) and the machine-readable outputs
-(`outputs`): the series and their runs, the saving of each series run in the latest night (cold → warm) with its
-change since the series' previous run, the regressions (one per slowed figure, its checks beneath), the tests whose
-outcome changed since the previous night, and two CANN versions side by side (`compare`).
+save? This module gathers the answers as data, `Report`, for the pages (`render`, through `context`) and the
+machine-readable outputs (`outputs`): the series and their runs, the saving of each series run in the latest night
+(cold → warm) with its change since the series' previous run, the regressions (one per slowed figure, its checks
+beneath), the tests whose outcome changed since the previous night, each benchmark's latest run per version set and
+per CANN version, and two CANN versions side by side (`compare`). It reads no file and knows no page: where the
+pages link to and which charts they show are the renderer's.
 """
 from __future__ import annotations
 
@@ -12,10 +14,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from conformance.report import cann as cann_mod, gate, history, matrix as matrix_mod, verdict as verdict_mod
-
-#: outcomes that count as a skip when a test's change is named
-_SKIPS = ("skipped",)
+from conformance.report import cann as cann_mod, changes as changes_mod, gate, history, matrix as matrix_mod, stats
+from conformance.report import verdict as verdict_mod
 
 
 @dataclass
@@ -51,6 +51,16 @@ class Run:
 
     def view(self) -> gate.RunView:
         return gate.RunView(self.run_id, self.date, self.commit, self.env, self.bench, self.samples, self.load_avg)
+
+    @property
+    def not_gated(self) -> str | None:
+        """Why the gate would not judge this run (too few rounds, a busy host), else None."""
+        return gate.not_gated(self.view())
+
+    @property
+    def ratios(self) -> list[stats.RatioValue]:
+        """The run's ratios against its baselines (BE-1), with their targets."""
+        return stats.ratios(self.samples)
 
 
 @dataclass
@@ -143,28 +153,6 @@ class Regression:
         return self.checks[0]
 
 
-@dataclass(frozen=True)
-class TestChange:
-    """A test whose outcome differs between two results of one leg (`before` None: the test is new)."""
-
-    column: str
-    test: str
-    before: str | None
-    now: str | None
-    kind: str  # "new failure" | "fixed" | "new skip" | "no longer skipped" | "new test" | "gone" | "changed"
-
-
-@dataclass
-class Changes:
-    """What changed since the previous night's results, per leg; legs with no previous results are named."""
-
-    tests: list[TestChange] = field(default_factory=list)
-    new_legs: list[str] = field(default_factory=list)
-    missing_legs: list[str] = field(default_factory=list)
-    #: False when there were no previous results to compare with at all
-    compared: bool = False
-
-
 @dataclass
 class Comparison:
     """Two CANN versions side by side: each comparison group's latest run on either, and the tests whose outcome
@@ -173,13 +161,15 @@ class Comparison:
     a: str
     b: str
     runs: list[tuple[str, Run | None, Run | None]] = field(default_factory=list)
-    tests: list[TestChange] = field(default_factory=list)
+    tests: list[changes_mod.TestChange] = field(default_factory=list)
     #: the legs (implementation and SoC) with results on both versions
     paired: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Report:
+    """The night as data: everything the renderer reads, and nothing it writes."""
+
     series: list[Series]
     checks: gate.GateResult
     verdict: verdict_mod.Verdict
@@ -189,19 +179,25 @@ class Report:
     alpha: float
     savings: list[Saving] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
-    changes: Changes = field(default_factory=Changes)
+    changes: changes_mod.Changes = field(default_factory=changes_mod.Changes)
     comparison: Comparison | None = None
-    #: where a test's source is linked from (its path is appended)
-    source_url: str = "../"
-    #: where the history files are linked from, relative to the pages
-    history_url: str = "history/"
-    #: (series slug or version group, kind) -> chart path relative to the pages
-    charts: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: benchmark (in words) -> (version set in words, its latest run), versions in order (`version_groups`)
+    versions: dict[str, list[tuple[str, Run]]] = field(default_factory=dict)
+    #: CANN over CANN: (comparison group, [(CANN version, its latest run)] in CANN order) where two or more ran
+    cann_runs: list[tuple[tuple, list[tuple[str, Run]]]] = field(default_factory=list)
 
     @property
     def latest(self) -> Run | None:
         runs = [r for s in self.series for r in s.runs]
         return max(runs, key=lambda r: (r.date, r.run_id)) if runs else None
+
+    def fired(self, series: Series) -> list[gate.Check]:
+        """The gate's regressions on `series`."""
+        return [c for c in self.checks.fired if c.series == series.key]
+
+    def not_gated(self, series: Series) -> str | None:
+        """Why `series` is shown but not gated (stale: not run in the latest night; or its latest run's reason)."""
+        return self.checks.stale.get(series.key) or series.latest.not_gated
 
     @property
     def nothing_checked(self) -> bool:
@@ -211,20 +207,22 @@ class Report:
 
 def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold: float, alpha: float,
           history_files: list[str], accepted: Iterable[gate.Accepted] = (), night: verdict_mod.Night | None = None,
-          previous: Mapping[str, Mapping[str, str]] | None = None, compare: tuple[str, str] | None = None,
-          source_url: str = "../", history_url: str = "history/") -> Report:
+          previous: Mapping[str, Mapping[str, str]] | None = None,
+          compare: tuple[str, str] | None = None) -> Report:
     """BE-4: the report's data; `previous` maps a results column label to the previous night's test outcomes."""
     series = group(records)
     checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, threshold=threshold, alpha=alpha,
                            accepted=accepted)
     runs = [r.view() for s in series for r in s.runs]
     judged = verdict_mod.judge(matrix, checks, runs, night or verdict_mod.Night())
-    report = Report(series, checks, judged, matrix, history_files, threshold, alpha, source_url=source_url,
-                    history_url=history_url)
+    report = Report(series, checks, judged, matrix, history_files, threshold, alpha)
     report.savings = savings(series, checks)
     report.regressions = regressions(series, checks)
-    report.changes = changes(matrix, previous)
+    report.changes = changes_mod.changes(matrix, previous)
     report.comparison = comparison(series, matrix, *compare) if compare else None
+    report.versions = version_groups(series)
+    report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
+                        for key, versions in latest_by_cann(series).items() if len(versions) >= 2]
     return report
 
 
@@ -259,57 +257,6 @@ def regressions(series: list[Series], checks: gate.GateResult) -> list[Regressio
     return out
 
 
-def outcomes(column: matrix_mod.Column) -> dict[str, str]:
-    """A results column's tests as `test -> outcome` (the form `verdict.json` keeps for the next night)."""
-    return {t.test: t.outcome for t in column.tests.values()}
-
-
-def classify(before: str | None, now: str | None) -> str | None:
-    """How a test's outcome changed (None: it did not)."""
-    if before == now:
-        return None
-    if before is None:
-        return "new failure" if now in matrix_mod.BAD_OUTCOMES else "new test"
-    if now is None:
-        return "gone"
-    if now in matrix_mod.BAD_OUTCOMES:
-        return "new failure"
-    if before in matrix_mod.BAD_OUTCOMES:
-        return "new skip" if now in _SKIPS else "fixed"
-    if now in _SKIPS:
-        return "new skip"
-    if before in _SKIPS:
-        return "no longer skipped"
-    return "changed"
-
-
-def diff(column: str, before: Mapping[str, str], now: Mapping[str, str]) -> list[TestChange]:
-    """The tests of one leg whose outcome differs, new failures first."""
-    order = ("new failure", "fixed", "new skip", "no longer skipped", "changed", "gone", "new test")
-    out = []
-    for test in sorted(set(before) | set(now)):
-        kind = classify(before.get(test), now.get(test))
-        if kind:
-            out.append(TestChange(column, test, before.get(test), now.get(test), kind))
-    return sorted(out, key=lambda c: order.index(c.kind))
-
-
-def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]] | None) -> Changes:
-    """Per leg (results column, by label), the tests whose outcome changed since `previous`."""
-    out = Changes(compared=previous is not None)
-    if previous is None:
-        return out
-    labels = set()
-    for column in matrix.columns:
-        labels.add(column.label)
-        if column.label not in previous:
-            out.new_legs.append(column.label)
-            continue
-        out.tests += diff(column.label, previous[column.label], outcomes(column))
-    out.missing_legs = sorted(label for label in previous if label not in labels)
-    return out
-
-
 def cann_versions(series: list[Series], matrix: matrix_mod.Matrix) -> list[str]:
     """Every CANN version with benchmarks or results, in version order."""
     found = {str(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
@@ -325,19 +272,8 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
             raise ValueError(f"--compare: CANN {version!r} has no benchmarks or results here; known: "
                              f"{', '.join(known) or 'none (no NPU history)'}")
     out = Comparison(a, b)
-    latest: dict[tuple, dict[str, Run]] = {}
-    for s in series:
-        for run in s.runs:
-            cann = str(run.env.get("cann"))
-            if cann in (a, b):
-                versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
-                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
-                    versions[cann] = run
-    for key, versions in latest.items():
-        fields = dict(key)
-        title = (f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · {fields['compiler']}"
-                 f" · {fields['device']} ({fields['soc']})")
-        out.runs.append((title, versions.get(a), versions.get(b)))
+    for key, versions in latest_by_cann(series, (a, b)).items():
+        out.runs.append((group_title(key), versions.get(a), versions.get(b)))
     out.runs.sort(key=lambda t: t[0])
     columns = {(c.implementation, c.versions.get("soc"), str(c.versions.get("cann"))): c for c in matrix.columns}
     for (impl, soc, cann), column in sorted(columns.items(), key=lambda kv: kv[1].label):
@@ -345,5 +281,45 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
             other = columns[(impl, soc, b)]
             label = f"{impl} · {soc}: CANN {a} → {b}"
             out.paired.append(label)
-            out.tests += diff(label, outcomes(column), outcomes(other))
+            out.tests += changes_mod.diff(label, changes_mod.outcomes(column), changes_mod.outcomes(other))
     return out
+
+
+def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> dict[tuple, dict[str, Run]]:
+    """Per comparison group (`gate.comparison_group`), the latest run of each CANN version (of `only`, if given)."""
+    wanted = None if only is None else set(only)
+    latest: dict[tuple, dict[str, Run]] = {}
+    for s in series:
+        for run in s.runs:
+            if not run.env.get("cann"):
+                continue
+            cann = str(run.env["cann"])
+            if wanted is None or cann in wanted:
+                versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
+                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
+                    versions[cann] = run
+    return latest
+
+
+def group_title(key: tuple) -> str:
+    """A comparison group in words: implementation, benchmark, graph compiler, device and SoC."""
+    fields = dict(key)
+    return (f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · {fields['compiler']}"
+            f" · {fields['device']} ({fields['soc']})")
+
+
+def version_groups(series: list[Series]) -> dict[str, list[tuple[str, Run]]]:
+    """Benchmarks with their latest run per version set, versions in `packaging.version` order."""
+    groups: dict[str, list[tuple[str, Run]]] = {}
+    for s in series:
+        env, bench = s.latest.env, s.latest.bench
+        name = (f"{env.get('impl')} · {bench.get('model')}.{bench.get('method')} · {bench.get('mode')} · "
+                f"{'dynamic' if bench.get('dynamic') else 'static'} · {bench.get('compiler')} · {env.get('device')} "
+                f"({env.get('soc')})")
+        label = f"{version_label(env)} · {env.get('impl')} {env.get('impl_version') or ''}".strip()
+        groups.setdefault(name, []).append((label, s.latest))
+    for columns in groups.values():
+        columns.sort(key=lambda c: (cann_mod.sort_key(c[1].env.get("cann")),
+                                    gate.version_key(c[1].env.get("torch_npu")),
+                                    gate.version_key(c[1].env.get("torch")), c[0]))
+    return groups

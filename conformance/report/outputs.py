@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Mapping
 
-from conformance.report import matrix as matrix_mod, model, units
+from conformance.report import changes as changes_mod, matrix as matrix_mod, model, units, versioned
 
 FORMAT = 1
 VERDICT_JSON = "verdict.json"
@@ -76,7 +76,7 @@ def verdict_document(report: model.Report) -> dict[str, Any]:
                     "new_legs": report.changes.new_legs, "missing_legs": report.changes.missing_legs},
         "legs": [{"label": c.label, "implementation": c.implementation, "versions": c.versions, "source": c.source,
                   "finished": c.finished_iso, "stale": report.verdict.stale.get(c.label),
-                  "counts": dict(c.counts), "tests": model.outcomes(c)} for c in report.matrix.columns],
+                  "counts": dict(c.counts), "tests": changes_mod.outcomes(c)} for c in report.matrix.columns],
     }
 
 
@@ -88,7 +88,13 @@ def read_previous(path: str | os.PathLike) -> dict[str, dict[str, str]] | None:
         return None
     except (OSError, ValueError) as exc:
         raise PreviousError(f"{path}: not a readable verdict.json: {exc}") from exc
-    legs = data.get("legs") if isinstance(data, dict) and data.get("format") == FORMAT else None
+    try:
+        versioned.check_format(data, FORMAT, what="a verdict.json",
+                               fix="pass --previous with a previous night's verdict.json written by this "
+                                   "checkout's report")
+    except ValueError as exc:
+        raise PreviousError(f"{path}: {exc}") from exc
+    legs = data.get("legs")
     if not isinstance(legs, list) or not all(isinstance(leg, dict) and isinstance(leg.get("label"), str)
                                              and isinstance(leg.get("tests"), dict) for leg in legs):
         raise PreviousError(f"{path}: not a verdict.json of format {FORMAT} (a 'legs' list of objects with "

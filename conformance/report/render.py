@@ -1,12 +1,14 @@
 """`reports/index.html`, `reports/README.md`, the charts and the verdict files, from the report's data (BE-4).
 
-`model` gathers what the night says; `context` shapes it for the jinja2 templates in `templates/`; `charts` draws
-each chart twice, wide for a desk and narrow for a phone (the page picks one by its width); `outputs` writes
-`verdict.json` and the JUnit file. Rendering happens in a staging folder and replaces the published files only once
-everything rendered, so a failure leaves the published report as it was.
+The renderer: it reads a `model.Report` (built by `model.build`, which runs the gate and the verdict) and changes
+nothing in it. `context` shapes the model for the jinja2 templates in `templates/`; `charts` draws each chart twice,
+wide for a desk and narrow for a phone (the page picks one by its width); `outputs` writes `verdict.json` and the
+JUnit file. Rendering happens in a staging folder and replaces the published files only once everything rendered, so
+a failure leaves the published report as it was.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -16,7 +18,7 @@ from typing import Any, Mapping
 import jinja2
 
 from conformance.report import charts, context, outputs
-from conformance.report.model import Report, build  # noqa: F401 - `render.build` is the report's entry point
+from conformance.report.model import Report
 
 CHART_DIR = "charts"
 #: the pages; with `outputs.VERDICT_JSON`, `outputs.JUNIT_XML` and `charts/*.png`, every file a render writes
@@ -54,15 +56,16 @@ _TEMPLATES.globals.update(
 )
 
 
-def write(report: Report, out_dir: str | os.PathLike, environ: Mapping[str, str] | None = None) -> list[Path]:
-    """Render charts, pages, `verdict.json` and the JUnit file in a staging folder, then replace the published
-    ones; last, append the step summary to `$GITHUB_STEP_SUMMARY` when it is set."""
+def write(report: Report, out_dir: str | os.PathLike, environ: Mapping[str, str] | None = None,
+          links: context.Links = context.Links()) -> list[Path]:
+    """Render charts, pages (linking where `links` says), `verdict.json` and the JUnit file in a staging folder,
+    then replace the published ones; last, append the step summary to `$GITHUB_STEP_SUMMARY` when it is set."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out))
     try:
-        _render_charts(report, staging / CHART_DIR)
-        page_context = context.build(report, NOTES)
+        drawn = _render_charts(report, staging / CHART_DIR)
+        page_context = context.build(report, NOTES, drawn, links)
         for page in PAGES:
             (staging / page).write_text(_TEMPLATES.get_template(f"{page}.j2").render(page_context), encoding="utf-8")
         files = [Path(f).name for f in outputs.write(report, staging)]
@@ -81,33 +84,39 @@ def write(report: Report, out_dir: str | os.PathLike, environ: Mapping[str, str]
     return written
 
 
-def _chart(report: Report, key: tuple[str, str], chart_dir: Path, name: str, draw: Any, *args: Any) -> None:
-    """Draw one chart wide and narrow (`<name>.png`, `<name>-narrow.png`) and note both paths."""
+def _chart(drawn: dict[tuple[str, str], str], key: tuple[str, str], chart_dir: Path, name: str, draw: Any,
+           *args: Any) -> None:
+    """Draw one chart wide and narrow (`<name>.png`, `<name>-narrow.png`) and note both paths in `drawn`."""
     for suffix, narrow in (("", False), ("-narrow", True)):
         draw(*args, str(chart_dir / f"{name}{suffix}.png"), narrow=narrow)
-        report.charts[(key[0], key[1] + suffix)] = f"{CHART_DIR}/{name}{suffix}.png"
+        drawn[(key[0], key[1] + suffix)] = f"{CHART_DIR}/{name}{suffix}.png"
 
 
-def _render_charts(report: Report, chart_dir: Path) -> None:
+def _render_charts(report: Report, chart_dir: Path) -> dict[tuple[str, str], str]:
+    """Draw every chart the report has data for; returns (series slug or version group, kind) -> its path."""
     chart_dir.mkdir(parents=True, exist_ok=True)
-    fired = {(c.series, c.run.run_id, c.figure.variant, c.figure.metric) for c in report.checks.fired
-             if c.figure.den_variant is None}
+    drawn: dict[tuple[str, str], str] = {}
     for series in report.series:
         run = series.latest
         if any(s.get("ttfo_s") for s in run.summaries.values()):
-            _chart(report, (series.slug, "latest"), chart_dir, f"{series.slug}-latest", charts.startup,
+            _chart(drawn, (series.slug, "latest"), chart_dir, f"{series.slug}-latest", charts.startup,
                    run.summaries, f"{series.title}\nrun {run.date}, {run.bench.get('rounds')} rounds")
         if len(series.runs) > 1:
             shown = series.runs[-context.LAST_RUNS:]
+            # a trend marks the plain figures that regressed (a ratio check is marked on its numerator's figure)
+            fired = [c for c in report.fired(series) if c.figure.den_variant is None]
             runs = [{"date": r.date, "commit": r.commit, "summaries": r.summaries,
-                     "regressed": {(v, m) for key, rid, v, m in fired if key == series.key and rid == r.run_id}}
+                     "regressed": {(c.figure.variant, c.figure.metric) for c in fired if c.run.run_id == r.run_id}}
                     for r in shown]
-            _chart(report, (series.slug, "trend"), chart_dir, f"{series.slug}-trend", charts.trend, runs,
+            _chart(drawn, (series.slug, "trend"), chart_dir, f"{series.slug}-trend", charts.trend, runs,
                    f"trend, last {len(shown)} of {len(series.runs)} runs: {series.title}")
-    for name, columns in context.version_groups(report.series).items():
+    for name, columns in report.versions.items():
         if len(columns) > 1:
-            _chart(report, (name, "versions"), chart_dir, f"versions-{context.version_slug(name)}", charts.versions,
+            # the group's name is long and free text: a digest makes a stable, safe file name
+            slug = hashlib.sha1(name.encode()).hexdigest()[:8]
+            _chart(drawn, (name, "versions"), chart_dir, f"versions-{slug}", charts.versions,
                    [(label, run.summaries) for label, run in columns], f"versions side by side: {name}")
+    return drawn
 
 
 NOTES = [
