@@ -192,7 +192,7 @@ def bad_export_arguments(draw: st.DrawFn) -> tuple[dict, str, tuple[type, ...]]:
         return {name: value}, name, (TypeError, NotADirectoryError)
     if name == "export_name":
         value = draw(st.one_of(NOT_PATH.filter(lambda v: not isinstance(v, str)),
-                               st.sampled_from(["", ".", "..", "/", "a/..", "../..", "./", "x/y/.."])), label=name)
+                               st.sampled_from(["", ".", "..", "/", "a/..", "../..", "./", "x/y/../.."])), label=name)
         return {name: value}, name, (TypeError, ValueError)
     if name == "dynamic":
         return {name: draw(NOT_BOOL, label=name)}, name, (TypeError,)
