@@ -37,10 +37,11 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref import _files
 from torchair_ref.compilers import CompiledGraph
 from torchair_ref.compilers.inductor_wrapper import (SHIMMED_IMPORTS, kernel_sources, unknown_import,
                                                     without_checked_asserts)
-from torchair_ref.inference import artifact
+from torchair_ref.errors import BrokenCacheError
 
 logger = logging.getLogger("torchair_ref")
 
@@ -232,12 +233,12 @@ def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
     """
     candidates = []
     if entry.get("file"):
-        candidates.append((os.path.join(kernel_dir, entry["file"]), artifact.check_owned_private, True))
-    candidates.append((entry["so_path"], artifact.check_owned_unshared, False))
+        candidates.append((os.path.join(kernel_dir, entry["file"]), _files.check_owned_private, True))
+    candidates.append((entry["so_path"], _files.check_owned_unshared, False))
     for path, check, kept in candidates:
         try:
-            data = artifact.read_checked(path, what="kernel", limit=_MAX_KERNEL_BYTES, check=check)
-        except artifact.BrokenCacheError as exc:
+            data = _files.read_checked(path, what="kernel", limit=_MAX_KERNEL_BYTES, check=check)
+        except BrokenCacheError as exc:
             if kept and not isinstance(exc.__cause__, FileNotFoundError):
                 raise
             continue

@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import torch
 
-from torchair_ref import compilers
+from torchair_ref import _files, compilers
+from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError
 from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
@@ -112,19 +113,19 @@ class CachedFunction:
             self._path = path = self._resolve_path()
         except paths.UnusableNameError as exc:
             return self._run_uncached(str(exc), args, kwargs)
-        link = artifact.symlink_below(self._root, self._path)
+        link = _files.symlink_below(self._root, self._path)
         if link is not None:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
         kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
-        damaged = artifact.damaged_level(self._root, kernels)
+        damaged = _files.damaged_level(self._root, kernels)
         if damaged is not None:
             self._discard(path, f"{damaged} is not a directory", 4)
             with contextlib.suppress(OSError):
                 os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
             self._remove_func_dir()
-        problem = artifact.unsafe_level(self._root, kernels)
+        problem = _files.unsafe_level(self._root, kernels)
         if problem is not None:
             return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
@@ -135,7 +136,7 @@ class CachedFunction:
                 except inputs.InputMismatchError as exc:
                     # The file fits this function but not what it is called with (model.to(dtype), other device):
                     # a cold process would compile for these inputs, so this one does too, and saves it.
-                    self._discard(path, artifact.StaleCacheError(f"the first call does not fit the graph: {exc}"))
+                    self._discard(path, StaleCacheError(f"the first call does not fit the graph: {exc}"))
                     self._remove_func_dir()
                 else:
                     self._call, self.state = warm, State.WARM
@@ -186,7 +187,7 @@ class CachedFunction:
             loaded = record.checked(artifact.read(path), self._method, self._model_info)
             call = self._warm_callable(loaded, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            if loaded is None or isinstance(exc, artifact.BrokenCacheError):
+            if loaded is None or isinstance(exc, CacheFileError):  # broken or stale: rebuilt, no failure kept
                 self._discard(path, exc)
                 self._remove_func_dir()
                 return None
@@ -208,7 +209,7 @@ class CachedFunction:
     def _discard(self, path: str, reason: Any, stacklevel: int = 5) -> None:
         """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
         caller's first call: `stacklevel` counts the frames between it and here)."""
-        kind = "stale" if isinstance(reason, artifact.StaleCacheError) else "broken"
+        kind = "stale" if isinstance(reason, StaleCacheError) else "broken"
         reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
@@ -218,12 +219,12 @@ class CachedFunction:
         record.check_input_records(loaded.inputs)
         problem = guard_spec.validate(loaded.guards)
         if problem is not None:
-            raise artifact.BrokenCacheError(f"the recorded guards are not valid: {problem}")
+            raise BrokenCacheError(f"the recorded guards are not valid: {problem}")
         module_globals = bytecode.ModuleView(function.__globals__)
         module_globals.update(bytecode.injected_objects(loaded.globals))
         failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
         if failed is not None:
-            raise artifact.StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
+            raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
         boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
         graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
         rebuilt, graph_name = bytecode.rebuild(
@@ -323,12 +324,12 @@ class CachedFunction:
     def _save(self, path: str, traced_code: types.CodeType, args: tuple, kwargs: dict) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
-            link = artifact.symlink_below(self._root, self._path)
+            link = _files.symlink_below(self._root, self._path)
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code, args, kwargs)
             folder = os.path.dirname(path)
-            artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
+            _files.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
             if not artifact.write(path, payload, files):
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return

@@ -22,7 +22,8 @@ from typing import Any
 import torch
 
 from torchair_ref.inference import generated, inputs
-from torchair_ref.inference.artifact import BrokenCacheError, StaleCacheError, environment
+from torchair_ref.errors import BrokenCacheError, StaleCacheError
+from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.bytecode import UncacheableError
 from torchair_ref.inference.guard_values import code_digest
 
