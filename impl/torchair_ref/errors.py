@@ -24,5 +24,7 @@ class StaleCacheError(CacheFileError):
 
 
 class UncacheableError(TorchairRefError):
-    """CC-11: why a traced graph cannot be written to a cache (the call still runs, with a warning). Raised where saving stops, and
-    held as the value (`CompiledGraph.uncacheable`) where the reason is found before the save."""
+    """CC-11: why a traced graph cannot be written to a cache (the call still runs, with a warning).
+
+    The one way the reference says "not cacheable": raised where the save stops, and held as the value where the
+    reason is found earlier (`CompiledGraph.uncacheable`, what `guard_read.trace_facts` could not read)."""

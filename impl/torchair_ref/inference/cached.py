@@ -28,7 +28,7 @@ from typing import Any, Callable
 import torch
 
 from torchair_ref import _files, compilers
-from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError
+from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError, UncacheableError
 from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
@@ -73,9 +73,10 @@ class CachedFunction:
         self._compile_ids: list = []
         self._compilation: Any = None
         self._model_info = ""
-        self._traced: list[record.TracedSource] | str = "Dynamo did not report the traced code"
+        self._traced: list[record.TracedSource] | UncacheableError = UncacheableError(
+            "Dynamo did not report the traced code")
         #: why the graph traced in this process cannot be saved, found outside the graph compiler (None: it can)
-        self._uncacheable: str | None = None
+        self._uncacheable: UncacheableError | None = None
         #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
         self._load_failure: dict[str, str] | None = None
         self._save_allowed = True
@@ -290,7 +291,7 @@ class CachedFunction:
         # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
         # is still the first trace. A new compile id (0/1) is a recompile (CC-12).
         compile_id, traced = guard_read.trace_facts()
-        if isinstance(compile_id, str):
+        if isinstance(compile_id, UncacheableError):
             self._uncacheable, compile_id = compile_id, object()
         if compile_id not in self._compile_ids:
             self._compile_ids.append(compile_id)
@@ -333,7 +334,7 @@ class CachedFunction:
             if not artifact.write(path, payload, files):
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return
-        except bytecode.UncacheableError as exc:
+        except UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
             return
         except Exception as exc:  # noqa: BLE001 - the call succeeded; a failed save must not turn it into an error
@@ -347,18 +348,17 @@ class CachedFunction:
         compilation = self._compilation
         graph = compilation.graph if compilation is not None else None
         if graph is None:
-            raise bytecode.UncacheableError("no graph was compiled")
-        if graph.uncacheable or self._uncacheable:
-            raise bytecode.UncacheableError(graph.uncacheable or self._uncacheable)
-        if isinstance(self._traced, str):
-            raise bytecode.UncacheableError(self._traced)
+            raise UncacheableError("no graph was compiled")
+        for reason in (graph.uncacheable, self._uncacheable, self._traced):
+            if isinstance(reason, UncacheableError):
+                raise reason
         function = self._method.__func__
         transformed = bytecode.transformed_code(traced_code)
         try:
             guards = guard_read.guard_specs(traced_code, function, self._method.__self__, args, kwargs,
                                             frozenset(source for source, _, _ in compilation.inputs))
         except guard_spec.UnknownGuard as exc:
-            raise bytecode.UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
+            raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
         written = record.CacheRecord(
             name=f"{function.__qualname__}{inspect.signature(function)}",
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
