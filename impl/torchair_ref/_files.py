@@ -89,7 +89,7 @@ def _check_owned_regular(path: str, info: os.stat_result) -> None:
         raise BrokenCacheError(f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()})")
 
 
-def folder_problem(path: str, info: os.stat_result) -> str | None:
+def _folder_problem(path: str, info: os.stat_result) -> str | None:
     """CC-17: why the cache folder `path` (lstat'ed as `info`) cannot be trusted, or None: it must be a real
     directory, owned by the current user, writable by no one else. The reason names the folder and the fix."""
     if stat.S_ISLNK(info.st_mode):
@@ -105,7 +105,7 @@ def folder_problem(path: str, info: os.stat_result) -> str | None:
     return None
 
 
-def private_levels(root: str, folder: str) -> list[str]:
+def _levels(root: str, folder: str) -> list[str]:
     """The root and each folder below it down to `folder` (which must be below `root`), in order."""
     levels = [root]
     for part in os.path.relpath(folder, root).split(os.sep):
@@ -116,12 +116,12 @@ def private_levels(root: str, folder: str) -> list[str]:
 
 def unsafe_level(root: str, folder: str) -> str | None:
     """CC-17: the reason the first existing level from `root` down to `folder` cannot be trusted, or None."""
-    for level in private_levels(root, folder):
+    for level in _levels(root, folder):
         try:
             info = os.lstat(level)
         except FileNotFoundError:
             return None
-        problem = folder_problem(level, info)
+        problem = _folder_problem(level, info)
         if problem is not None:
             return problem
     return None
@@ -130,12 +130,12 @@ def unsafe_level(root: str, folder: str) -> str | None:
 def damaged_level(root: str, folder: str) -> str | None:
     """CC-17: the first level below `root` down to `folder` that is a file, FIFO, socket or device of ours where a
     folder should be (damage: the caller may remove it), if every level above it is a trusted folder; else None."""
-    for level in private_levels(root, folder):
+    for level in _levels(root, folder):
         try:
             info = os.lstat(level)
         except FileNotFoundError:
             return None
-        if folder_problem(level, info) is None:
+        if _folder_problem(level, info) is None:
             continue
         mine = info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode)
         return level if mine and level != root else None
@@ -149,10 +149,10 @@ def make_private_levels(root: str, folder: str) -> None:
     parent = os.path.dirname(root)
     if parent and not os.path.isdir(parent):
         os.makedirs(parent, exist_ok=True)  # the caller's folders above the root
-    for level in private_levels(root, folder):
+    for level in _levels(root, folder):
         with contextlib.suppress(FileExistsError):
             os.mkdir(level, 0o700)
-        problem = folder_problem(level, os.lstat(level))
+        problem = _folder_problem(level, os.lstat(level))
         if problem is not None:  # checked before anything is made inside it
             raise OSError(f"the cache folder cannot be trusted: {problem}")
 
@@ -174,7 +174,7 @@ def atomic_write(path: str, data: bytes, *, mode: int) -> None:
     fsync and a rename; first removes the temporary files of killed writers of `path`."""
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
-    remove_stale_temps(folder, _temp_prefix(path))
+    _remove_stale_temps(folder, _temp_prefix(path))
     fd, tmp = _written_temp(path, data, mode)
     try:
         os.replace(tmp, path)  # still holding the lock, so the complete temp file is never taken for a dead one
@@ -240,7 +240,7 @@ def _locked_temp(target: str, mode: int) -> tuple[int, str]:
         os.close(fd)
 
 
-def remove_stale_temps(folder: str, prefix: str) -> None:
+def _remove_stale_temps(folder: str, prefix: str) -> None:
     """CC-11: remove the temporary files that killed writers left for this target (their flock died with them)."""
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(_TEMP_SUFFIX)]
