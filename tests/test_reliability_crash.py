@@ -13,6 +13,7 @@ import pytest
 
 from tests.faults import assert_one_valid_cache, cache_files, finish, listing, run_fault_program, start_fault_program
 from tests.programs.fault_run import STEPS
+from torchair_ref.errors import CacheFileError
 from torchair_ref.inference import artifact
 
 pytestmark = pytest.mark.slow
@@ -28,7 +29,7 @@ def _state(root: Path) -> dict:
         try:
             artifact.read(str(path))
             files[str(path)] = "loads"
-        except artifact.BrokenCacheError as exc:
+        except CacheFileError as exc:
             files[str(path)] = f"refused: {exc}"
     return {"files": files, "listing": listing(root)}
 

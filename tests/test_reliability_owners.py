@@ -24,7 +24,8 @@ import pytest
 import torch
 
 from tests.faults import Net, X, cache_files, eager_config, hostile_shared_object, no_hang, snapshot
-from torchair_ref.inference import artifact, cache_compile
+from torchair_ref import _files
+from torchair_ref.inference import cache_compile
 
 FOREIGN_UID = 4242
 
@@ -172,7 +173,7 @@ def test_made_levels_are_private_whatever_the_umask(tmp_path: Path) -> None:
     """CC-11: the levels the writer makes are 0700 even under umask 000."""
     previous = os.umask(0)
     try:
-        artifact.make_private_levels(str(tmp_path / "root"), str(tmp_path / "root" / "a" / "b"))
+        _files.make_private_levels(str(tmp_path / "root"), str(tmp_path / "root" / "a" / "b"))
     finally:
         os.umask(previous)
     levels = (tmp_path / "root", tmp_path / "root/a", tmp_path / "root/a/b")

@@ -10,8 +10,10 @@ import math
 import types
 from typing import Any
 
+from torchair_ref.errors import TorchairRefError
 
-class UnreferenceableError(ValueError):
+
+class UnreferenceableError(TorchairRefError, ValueError):
     """An object that cannot be named by module and qualified name (so it cannot be cached)."""
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import torch
 
 from torchair_ref.compilers import CompiledGraph, compiler_name
+from torchair_ref.errors import TorchairRefError, UncacheableError
 
 logger = logging.getLogger("torchair_ref")
 
@@ -21,7 +22,7 @@ logger = logging.getLogger("torchair_ref")
 _RNG_OP_NAMES = ("inductor_random", "inductor_randint", "inductor_seeds", "inductor_lookup_seed", "philox_rand")
 
 
-class RngOperatorError(RuntimeError):
+class RngOperatorError(TorchairRefError, RuntimeError):
     """CC-13: the graph holds an operator that draws from the random generator."""
 
 
@@ -75,10 +76,11 @@ def compile_dynamo_graph(
     cudagraphs = config.mode == "reduce-overhead" and result.device == "cuda"
     expected_inputs = len(result.inputs)
 
-    def checked(aten_gm: Any, inputs: list) -> tuple[str | None, list[dict]]:
+    def checked(aten_gm: Any, inputs: list) -> tuple[UncacheableError | None, list[dict]]:
         if reject_rng:
             reject_rng_ops(aten_gm)
-        return _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, cudagraphs)
+        problem, aliases = _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, cudagraphs)
+        return (UncacheableError(problem) if problem is not None else None), aliases
 
     # AOTAutograd's own cache would hand back a compiled graph without calling our inner compiler.
     with functorch_config.patch(enable_autograd_cache=False):
@@ -170,7 +172,7 @@ def _bound_arguments(node: Any) -> dict[str, Any]:
 
 def _record_aliases(graph: CompiledGraph, aliases: list[dict]) -> None:
     """CC-18: name the outputs a warm start rebuilds as the inputs or views (`compilers.aliases`)."""
-    if aliases and not graph.uncacheable:
+    if aliases and graph.uncacheable is None:
         graph.record["output_aliases"] = aliases
 
 

@@ -16,8 +16,8 @@ Prints one line ``REPORT {json}``: per run, the output digests, the largest abso
 (uncompiled) method on the same inputs, the graphs Dynamo traced, the warnings and the torchair_ref log lines; for an
 export, the error it raised (type and message) or null.
 
-The fault comes from outside the library: the references that ``torchair_ref.inference.artifact`` holds to the
-``os`` and ``tempfile`` modules are replaced by proxies that act at the chosen step. The library has no test hooks.
+The fault comes from outside the library: the reference that ``torchair_ref._files`` (which writes every cache file)
+holds to the ``os`` module is replaced by a proxy that acts at the chosen step. The library has no test hooks.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ import torch
 import torchair_ref
 from conformance.models import InputMeta
 from tests.programs.cache_run import SeedModel, build, digest
-from torchair_ref.inference import artifact
+from torchair_ref import _files
 
 STEPS = ("before_temp", "temp_created", "mid_write", "before_rename", "after_rename")
 TARGET = "compiled_module"
@@ -83,19 +83,19 @@ def install_fault(step: str, act: Callable[[], None]) -> None:
     """Make `act` run at `step` of writing a compiled_module (and only that file, not kernels or other outputs)."""
     if step not in STEPS:
         raise SystemExit(f"unknown step {step!r}; known: {STEPS}")
-    real_os, real_tempfile = artifact.os, artifact.tempfile
+    real_os = _files.os
     ours: set[int] = set()
 
-    def mkstemp(*args: Any, **kwargs: Any) -> tuple[int, str]:
-        mine = str(kwargs.get("prefix", "")).startswith(f".{TARGET}.")
+    def open_(path: str, flags: int, *args: Any, **kwargs: Any) -> int:
+        mine = os.path.basename(path).startswith(f".{TARGET}.") and bool(flags & os.O_CREAT)
         if mine and step == "before_temp":
             act()
-        fd, path = real_tempfile.mkstemp(*args, **kwargs)
+        fd = real_os.open(path, flags, *args, **kwargs)
         if mine:
             ours.add(fd)
             if step == "temp_created":
                 act()
-        return fd, path
+        return fd
 
     def fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
         handle = real_os.fdopen(fd, *args, **kwargs)
@@ -109,8 +109,7 @@ def install_fault(step: str, act: Callable[[], None]) -> None:
         if mine and step == "after_rename":
             act()
 
-    artifact.tempfile = _Proxy(real_tempfile, mkstemp=mkstemp)
-    artifact.os = _Proxy(real_os, fdopen=fdopen, replace=replace)
+    _files.os = _Proxy(real_os, open=open_, fdopen=fdopen, replace=replace)
 
 
 def kill() -> None:

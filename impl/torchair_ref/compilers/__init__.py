@@ -17,6 +17,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from torchair_ref.errors import UncacheableError
+
 #: compiler name in a record -> module that can load it
 _LOADERS = {"eager": "torchair_ref.compilers.eager", "inductor": "torchair_ref.compilers.inductor"}
 
@@ -30,7 +32,7 @@ class CompiledGraph:
     #: files the record refers to: name inside the cache's kernel folder -> bytes (written beside the artifact)
     files: dict[str, bytes] = field(default_factory=dict)
     #: why this graph cannot be written to a cache (None: it can)
-    uncacheable: str | None = None
+    uncacheable: UncacheableError | None = None
 
 
 def compiler_name(mode: str, run_eagerly: bool) -> str:

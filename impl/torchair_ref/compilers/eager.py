@@ -9,20 +9,22 @@ from typing import Any, Callable
 
 from torchair_ref import _refs
 from torchair_ref.compilers import CompiledGraph
+from torchair_ref.errors import UncacheableError
 
 
 def build(aten_gm: Any, example_inputs: list) -> CompiledGraph:
     """CC-7: keep the ATen inference graph as Python source and run it as it is."""
     uncacheable = None
     if any(node.op == "get_attr" for node in aten_gm.graph.nodes):
-        uncacheable = "the graph holds tensor constants (get_attr nodes), which this cache format does not store"
+        uncacheable = UncacheableError(
+            "the graph holds tensor constants (get_attr nodes), which this cache format does not store")
     code = aten_gm.graph.python_code(root_module="self")
     refs: dict[str, dict[str, str]] = {}
     for name, obj in code.globals.items():
         try:
             refs[name] = _refs.describe(obj)
         except _refs.UnreferenceableError as exc:
-            uncacheable = uncacheable or f"the graph code needs {name}: {exc}"
+            uncacheable = uncacheable or UncacheableError(f"the graph code needs {name}: {exc}")
     record = {"compiler": "eager", "code": code.src, "globals": refs}
 
     def boxed(args: list) -> Any:

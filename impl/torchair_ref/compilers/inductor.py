@@ -37,10 +37,11 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref import _files
 from torchair_ref.compilers import CompiledGraph
 from torchair_ref.compilers.inductor_wrapper import (SHIMMED_IMPORTS, kernel_sources, unknown_import,
                                                     without_checked_asserts)
-from torchair_ref.inference import artifact
+from torchair_ref.errors import BrokenCacheError, UncacheableError
 
 logger = logging.getLogger("torchair_ref")
 
@@ -61,7 +62,7 @@ def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwa
     try:
         return output, _describe(output, keep_kernels)
     except Exception as exc:  # noqa: BLE001 - private details of another torch release: uncacheable, still runs
-        problem = f"Inductor's output is not readable on torch {torch.__version__} ({exc!r})"
+        problem = UncacheableError(f"Inductor's output is not readable on torch {torch.__version__} ({exc!r})")
         return output, CompiledGraph(boxed=output, record={}, uncacheable=problem)
 
 
@@ -70,19 +71,21 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
     source = getattr(output, "source_code", None)
     call = getattr(output, "current_callable", None)
     if not isinstance(source, str) or call is None:
-        return CompiledGraph(boxed=output, record={}, uncacheable="Inductor produced no Python wrapper")
+        problem = UncacheableError("Inductor produced no Python wrapper")
+        return CompiledGraph(boxed=output, record={}, uncacheable=problem)
     scope = getattr(getattr(call, "__func__", call), "__globals__", {})
-    kernels, files, problem = [], {}, None
+    kernels, files = [], {}
+    problem: UncacheableError | None = None
     sources = kernel_sources(source)
     for name in _KERNEL_DECLARATION.findall(source):
         obj = scope.get(name)
         module = getattr(obj, "__self__", None)
         so_path = getattr(module, "__file__", None)
         if not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
-            problem = f"kernel {name} is not a loaded shared object"
+            problem = UncacheableError(f"kernel {name} is not a loaded shared object")
             continue
         if name not in sources:
-            problem = f"the source of kernel {name} is not a string literal in Inductor's wrapper"
+            problem = UncacheableError(f"the source of kernel {name} is not a string literal in Inductor's wrapper")
             continue
         with open(so_path, "rb") as handle:
             so_bytes = handle.read()
@@ -99,7 +102,7 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
     if any(getattr(extern_kernels, n, None) is not getattr(torch, n, object()) for n in extern):
         extern = None  # some extern kernel is Inductor's own: the warm start then imports Inductor's table
     if getattr(output, "constants", None):
-        problem = "the compiled graph holds tensor constants, which this cache format does not store"
+        problem = UncacheableError("the compiled graph holds tensor constants, which this cache format does not store")
     record = {
         "compiler": "inductor",
         "source": source,
@@ -232,12 +235,12 @@ def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
     """
     candidates = []
     if entry.get("file"):
-        candidates.append((os.path.join(kernel_dir, entry["file"]), artifact.check_owned_private, True))
-    candidates.append((entry["so_path"], artifact.check_owned_unshared, False))
+        candidates.append((os.path.join(kernel_dir, entry["file"]), _files.check_owned_private, True))
+    candidates.append((entry["so_path"], _files.check_owned_unshared, False))
     for path, check, kept in candidates:
         try:
-            data = artifact.read_checked(path, what="kernel", limit=_MAX_KERNEL_BYTES, check=check)
-        except artifact.BrokenCacheError as exc:
+            data = _files.read_checked(path, what="kernel", limit=_MAX_KERNEL_BYTES, check=check)
+        except BrokenCacheError as exc:
             if kept and not isinstance(exc.__cause__, FileNotFoundError):
                 raise
             continue

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from . import atc_config, capture, ge_build, ge_ir, ge_options, pbtxt, weights
-from ._files import write_all
+from .outputs import write_all
 
 logger = logging.getLogger("torchair_ref")
 

@@ -24,13 +24,14 @@ import torch.fx
 import torch.utils._pytree as pytree
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
+from ..errors import TorchairRefError
 from . import ge_ir
 from .capture import CapturedGraph, GraphInput
 from .pbtxt import module_stack_text, set_attr
 from .weights import raw_bytes
 
 
-class UnsupportedOperatorError(NotImplementedError):
+class UnsupportedOperatorError(TorchairRefError, NotImplementedError):
     """EX-7: an operator the reference has no GE lowering for; the message names it and the model code calling it."""
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from ..errors import TorchairRefError
 from . import ge_ir
 
 
@@ -37,7 +38,7 @@ MAX_DIMS = 64
 MAX_ELEMENTS = 2**63 - 1
 
 
-class NotAnAirFile(ValueError):
+class NotAnAirFile(TorchairRefError, ValueError):
     """The file is not a readable GE IR ModelDef."""
 
 

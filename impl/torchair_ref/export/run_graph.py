@@ -22,6 +22,7 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import TorchairRefError
 from . import ge_ir
 
 MAX_RUN_OPS = 100_000
@@ -30,7 +31,7 @@ CPU_SECONDS = 300
 MEMORY_BYTES = 8 << 30
 
 
-class RunRefused(ValueError):
+class RunRefused(TorchairRefError, ValueError):
     """The graph or its inputs cannot be run here; the message says why."""
 
 

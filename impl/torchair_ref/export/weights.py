@@ -176,5 +176,5 @@ def reindex_data(graph: Any) -> None:
 
 
 def weight_file_outputs(files: list[tuple[str, Weight]]) -> list[tuple[str, Callable[[], bytes]]]:
-    """EX-6: each weight file as an output for ``_files.write_all``: its path and what makes its raw bytes."""
+    """EX-6: each weight file as an output for ``outputs.write_all``: its path and what makes its raw bytes."""
     return [(path, functools.partial(raw_bytes, weight.tensor)) for path, weight in files]

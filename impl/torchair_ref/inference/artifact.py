@@ -9,16 +9,13 @@ A `compiled_module` file is, in order:
 
 Nothing in it is unpickled: JSON, base64 `marshal` data for the bytecode, and names of importable objects. Files
 the graph record refers to (kept kernels, `ge_cache=True`) live in `<func>/kernels/`, named by their SHA-256, which
-the record also holds. Every file is written to a temporary file in the same folder with mode 0600, flushed to
-disk and renamed over the target, so a killed writer never leaves a file that loads, and of two writers racing the
-last rename wins with a whole file. A writer holds an flock on its temporary file until the rename; the next write
-of the same target removes the temporary files whose lock is free, i.e. those of writers that were killed.
-A reader refuses (`BrokenCacheError`) a symlink, anything but a regular file (a FIFO without waiting on it), a file
-owned by someone else, a mode other than 0600, a file over `MAX_FILE_BYTES` (seen by `fstat` before anything is
-read), a bad magic, header (deeply nested JSON included), length or checksum, and another format version. A file
-is read from one descriptor, checked there, never by its path again (`read_checked`, kept kernels too). The cache
-root and every folder below it must be directories of the current user that no one else can write in
-(`unsafe_level`); the writer creates them with mode 0700 and checks them again after creating them.
+the record also holds. Every file is written by `torchair_ref._files.atomic_write` with mode 0600 (a temporary
+file beside it, fsync, rename: a killed writer never leaves a file that loads) and read by `_files.read_checked`:
+a symlink, anything but a regular file (a FIFO without waiting on it), a file owned by someone else, a mode other
+than 0600 and a file over `MAX_FILE_BYTES` (seen by `fstat` before anything is read) are refused as
+`BrokenCacheError`, and so are a bad magic, header (deeply nested JSON included), length or checksum here; another
+format version is a `StaleCacheError`. The cache root and every folder below it must be directories of the current
+user that no one else can write in (`_files.unsafe_level`); the writer creates them with mode 0700.
 """
 from __future__ import annotations
 
@@ -31,12 +28,13 @@ import json
 import os
 import platform
 import re
-import stat
 import sys
-import tempfile
-from typing import Any, Callable
+from typing import Any
 
 import torch
+
+from torchair_ref import _files
+from torchair_ref.errors import BrokenCacheError, StaleCacheError
 
 MAGIC = b"TORCHAIR_REF_CACHE\n"
 FORMAT_VERSION = 1
@@ -44,16 +42,7 @@ _MAX_HEADER_BYTES = 4096
 #: the largest cache or kernel file read (checked with fstat before reading; read at most this many bytes)
 MAX_FILE_BYTES = 1 << 30
 KERNEL_DIR = "kernels"
-_TEMP_SUFFIX = ".tmp"
 _KERNEL_FILE = re.compile(r"^[0-9a-f]{40}\.so$")
-
-
-class BrokenCacheError(ValueError):
-    """CC-17: a cache file that must not be trusted (damaged, foreign, wrong owner or mode)."""
-
-
-class StaleCacheError(BrokenCacheError):
-    """CC-17: a valid cache written by another format version or environment (Python, torch, device, CANN)."""
 
 
 def environment(device: str) -> dict[str, Any]:
@@ -134,136 +123,7 @@ def decode(data: bytes, where: str = "cache file") -> dict[str, Any]:
 
 def read(path: str) -> dict[str, Any]:
     """CC-14/CC-17/RC-1: read and check a cache file; raises `BrokenCacheError` with the reason."""
-    return decode(read_checked(path, what="cache file"), f"cache file {path}")
-
-
-def read_checked(
-    path: str, *, what: str = "cache file", limit: int = MAX_FILE_BYTES,
-    check: Callable[[str, os.stat_result], None] | None = None,
-) -> bytes:
-    """CC-17: the bytes of `path`, read from one descriptor that was checked, never by the path again.
-
-    The file is opened with `O_NOFOLLOW | O_NONBLOCK` (a symlink is refused, a FIFO is never waited on), `fstat`ed
-    and checked (`check`, by default `check_owned_private`), its size compared with `limit` before anything is
-    read, and at most `limit` bytes are read. Every failure is a `BrokenCacheError` naming the file; a missing file
-    is one whose `__cause__` is a `FileNotFoundError`.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if os.path.islink(path):
-            raise BrokenCacheError(f"{what} {path} is a symlink") from exc
-        raise BrokenCacheError(f"{what} {path} cannot be opened: {exc}") from exc
-    try:
-        info = os.fstat(fd)
-        (check or check_owned_private)(path, info)
-        if info.st_size > limit:
-            raise BrokenCacheError(
-                f"{what} {path} has {info.st_size} bytes, more than the {limit} a torchair_ref cache file may have"
-            )
-        chunks, total = [], 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise BrokenCacheError(f"{what} {path} cannot be read: {exc}") from exc
-    finally:
-        os.close(fd)
-    if total > limit:
-        raise BrokenCacheError(f"{what} {path} grew past {limit} bytes while it was read")
-    return b"".join(chunks)
-
-
-def check_owned_private(path: str, info: os.stat_result) -> None:
-    """CC-17/RC-3: a regular file, owned by the current user, mode 0600."""
-    if not stat.S_ISREG(info.st_mode):
-        raise BrokenCacheError(f"{path} is not a regular file")
-    if info.st_uid != os.geteuid():
-        raise BrokenCacheError(f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()})")
-    mode = stat.S_IMODE(info.st_mode)
-    if mode != 0o600:
-        raise BrokenCacheError(f"{path} has mode {mode:04o}; a cache file must have mode 0600")
-
-
-def check_owned_unshared(path: str, info: os.stat_result) -> None:
-    """CC-17: a regular file, owned by the current user, writable by no one else (a file of Inductor's own cache)."""
-    if not stat.S_ISREG(info.st_mode):
-        raise BrokenCacheError(f"{path} is not a regular file")
-    if info.st_uid != os.geteuid():
-        raise BrokenCacheError(f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()})")
-    if info.st_mode & 0o022:
-        raise BrokenCacheError(f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: writable by group or others")
-
-
-def folder_problem(path: str, info: os.stat_result) -> str | None:
-    """CC-17: why the cache folder `path` (lstat'ed as `info`) cannot be trusted, or None: it must be a real
-    directory, owned by the current user, writable by no one else. The reason names the folder and the fix."""
-    if stat.S_ISLNK(info.st_mode):
-        return f"{path} is a symlink; remove it (the levels below the cache root are never followed)"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a directory; remove it"
-    if info.st_uid != os.geteuid():
-        return (f"{path} is owned by uid {info.st_uid}, not by the current user (uid {os.geteuid()}); "
-                "remove it, or use a cache_dir of your own")
-    if info.st_mode & 0o022:
-        mode = stat.S_IMODE(info.st_mode)
-        return f"{path} has mode {mode:04o}: others can write in it; run `chmod go-w {path}` (or chmod 700 it)"
-    return None
-
-
-def private_levels(root: str, folder: str) -> list[str]:
-    """The root and each folder below it down to `folder` (which must be below `root`), in order."""
-    levels = [root]
-    for part in os.path.relpath(folder, root).split(os.sep):
-        if part != os.curdir:
-            levels.append(os.path.join(levels[-1], part))
-    return levels
-
-
-def unsafe_level(root: str, folder: str) -> str | None:
-    """CC-17: the reason the first existing level from `root` down to `folder` cannot be trusted, or None."""
-    for level in private_levels(root, folder):
-        try:
-            info = os.lstat(level)
-        except FileNotFoundError:
-            return None
-        problem = folder_problem(level, info)
-        if problem is not None:
-            return problem
-    return None
-
-
-def damaged_level(root: str, folder: str) -> str | None:
-    """CC-17: the first level below `root` down to `folder` that is a file, FIFO, socket or device of ours where a
-    folder should be (damage: the caller may remove it), if every level above it is a trusted folder; else None."""
-    for level in private_levels(root, folder):
-        try:
-            info = os.lstat(level)
-        except FileNotFoundError:
-            return None
-        if folder_problem(level, info) is None:
-            continue
-        mine = info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode)
-        return level if mine and level != root else None
-    return None
-
-
-def make_private_levels(root: str, folder: str) -> None:
-    """CC-11/CC-17: create the missing levels from `root` down to `folder`, each mode 0700, checking each one (made
-    now or not) before going into it: `OSError` naming the level and the fix when one is not ours or writable by
-    others."""
-    parent = os.path.dirname(root)
-    if parent and not os.path.isdir(parent):
-        os.makedirs(parent, exist_ok=True)  # the caller's folders above the root
-    for level in private_levels(root, folder):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(level, 0o700)
-        problem = folder_problem(level, os.lstat(level))
-        if problem is not None:  # checked before anything is made inside it
-            raise OSError(f"the cache folder cannot be trusted: {problem}")
+    return decode(_files.read_checked(path, what="cache file", limit=MAX_FILE_BYTES), f"cache file {path}")
 
 
 def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> bool:
@@ -288,8 +148,8 @@ def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = N
         added = [n for n in names if not os.path.lexists(os.path.join(kernels, n))]
         try:
             for name, data in (files or {}).items():
-                atomic_write(os.path.join(kernels, name), data)
-            atomic_write(path, encode(payload))
+                _files.atomic_write(os.path.join(kernels, name), data, mode=0o600)
+            _files.atomic_write(path, encode(payload), mode=0o600)
         except BaseException:
             for name in added:
                 with contextlib.suppress(OSError):
@@ -311,79 +171,3 @@ def _remove_kernels_except(kernels: str, keep: set[str]) -> None:
         if name not in keep and _KERNEL_FILE.match(name):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(kernels, name))
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Write `data` to `path` through a 0600 temporary file in the same folder and a rename."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    prefix = "." + os.path.basename(path) + "."
-    remove_stale_temps(folder, prefix)
-    fd, tmp = _locked_temp(folder, prefix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            os.replace(tmp, path)  # still holding the lock, so the complete temp file is never taken for a dead one
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _locked_temp(folder: str, prefix: str) -> tuple[int, str]:
-    """A new temporary file, exclusively flock'ed for as long as it is open: the lock marks its writer as alive."""
-    while True:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=_TEMP_SUFFIX)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(tmp))
-        except FileNotFoundError:
-            same = False
-        if same:
-            return fd, tmp
-        # Another writer took it for a dead one's between mkstemp and flock, and removed it: take a new one.
-        os.close(fd)
-
-
-def remove_stale_temps(folder: str, prefix: str) -> None:
-    """CC-11: remove the temporary files that killed writers left for this target (their flock died with them)."""
-    try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(_TEMP_SUFFIX)]
-    except OSError:
-        return
-    for name in names:
-        temp = os.path.join(folder, name)
-        try:
-            fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # locked: its writer is still writing it
-        try:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-        finally:
-            os.close(fd)
-
-
-def symlink_below(root: str, path: str) -> str | None:
-    """CC-17: the first level from below `root` down to `path` that is a symlink, if any."""
-    current = root
-    for part in os.path.relpath(path, root).split(os.sep):
-        current = os.path.join(current, part)
-        if os.path.islink(current):
-            return current
-        if not os.path.isdir(current):
-            return None
-    return None

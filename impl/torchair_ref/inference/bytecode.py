@@ -19,13 +19,10 @@ from typing import Any, Callable, Iterable
 import torch
 
 from torchair_ref import _refs
+from torchair_ref.errors import UncacheableError
 
 _GRAPH = {"graph": "compiled"}
 _INJECTED_PREFIXES = ("__compiled_fn", "__import_", "___", "__builtins_dict")
-
-
-class UncacheableError(Exception):
-    """The traced function cannot be written to a cache (the message says why); it still runs."""
 
 
 def transformed_code(code: types.CodeType) -> types.CodeType:

@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 import torch
 
-from torchair_ref import compilers
+from torchair_ref import _files, compilers
+from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError, UncacheableError
 from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
@@ -72,9 +73,10 @@ class CachedFunction:
         self._compile_ids: list = []
         self._compilation: Any = None
         self._model_info = ""
-        self._traced: list[record.TracedSource] | str = "Dynamo did not report the traced code"
+        self._traced: list[record.TracedSource] | UncacheableError = UncacheableError(
+            "Dynamo did not report the traced code")
         #: why the graph traced in this process cannot be saved, found outside the graph compiler (None: it can)
-        self._uncacheable: str | None = None
+        self._uncacheable: UncacheableError | None = None
         #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
         self._load_failure: dict[str, str] | None = None
         self._save_allowed = True
@@ -112,19 +114,19 @@ class CachedFunction:
             self._path = path = self._resolve_path()
         except paths.UnusableNameError as exc:
             return self._run_uncached(str(exc), args, kwargs)
-        link = artifact.symlink_below(self._root, self._path)
+        link = _files.symlink_below(self._root, self._path)
         if link is not None:
             self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
         kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
-        damaged = artifact.damaged_level(self._root, kernels)
+        damaged = _files.damaged_level(self._root, kernels)
         if damaged is not None:
             self._discard(path, f"{damaged} is not a directory", 4)
             with contextlib.suppress(OSError):
                 os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
             self._remove_func_dir()
-        problem = artifact.unsafe_level(self._root, kernels)
+        problem = _files.unsafe_level(self._root, kernels)
         if problem is not None:
             return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
@@ -135,7 +137,7 @@ class CachedFunction:
                 except inputs.InputMismatchError as exc:
                     # The file fits this function but not what it is called with (model.to(dtype), other device):
                     # a cold process would compile for these inputs, so this one does too, and saves it.
-                    self._discard(path, artifact.StaleCacheError(f"the first call does not fit the graph: {exc}"))
+                    self._discard(path, StaleCacheError(f"the first call does not fit the graph: {exc}"))
                     self._remove_func_dir()
                 else:
                     self._call, self.state = warm, State.WARM
@@ -186,7 +188,7 @@ class CachedFunction:
             loaded = record.checked(artifact.read(path), self._method, self._model_info)
             call = self._warm_callable(loaded, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            if loaded is None or isinstance(exc, artifact.BrokenCacheError):
+            if loaded is None or isinstance(exc, CacheFileError):  # broken or stale: rebuilt, no failure kept
                 self._discard(path, exc)
                 self._remove_func_dir()
                 return None
@@ -208,7 +210,7 @@ class CachedFunction:
     def _discard(self, path: str, reason: Any, stacklevel: int = 5) -> None:
         """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
         caller's first call: `stacklevel` counts the frames between it and here)."""
-        kind = "stale" if isinstance(reason, artifact.StaleCacheError) else "broken"
+        kind = "stale" if isinstance(reason, StaleCacheError) else "broken"
         reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
@@ -218,12 +220,12 @@ class CachedFunction:
         record.check_input_records(loaded.inputs)
         problem = guard_spec.validate(loaded.guards)
         if problem is not None:
-            raise artifact.BrokenCacheError(f"the recorded guards are not valid: {problem}")
+            raise BrokenCacheError(f"the recorded guards are not valid: {problem}")
         module_globals = bytecode.ModuleView(function.__globals__)
         module_globals.update(bytecode.injected_objects(loaded.globals))
         failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
         if failed is not None:
-            raise artifact.StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
+            raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
         boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
         graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
         rebuilt, graph_name = bytecode.rebuild(
@@ -289,7 +291,7 @@ class CachedFunction:
         # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
         # is still the first trace. A new compile id (0/1) is a recompile (CC-12).
         compile_id, traced = guard_read.trace_facts()
-        if isinstance(compile_id, str):
+        if isinstance(compile_id, UncacheableError):
             self._uncacheable, compile_id = compile_id, object()
         if compile_id not in self._compile_ids:
             self._compile_ids.append(compile_id)
@@ -323,16 +325,16 @@ class CachedFunction:
     def _save(self, path: str, traced_code: types.CodeType, args: tuple, kwargs: dict) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
-            link = artifact.symlink_below(self._root, self._path)
+            link = _files.symlink_below(self._root, self._path)
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = self._payload(traced_code, args, kwargs)
             folder = os.path.dirname(path)
-            artifact.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
+            _files.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
             if not artifact.write(path, payload, files):
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return
-        except bytecode.UncacheableError as exc:
+        except UncacheableError as exc:
             warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
             return
         except Exception as exc:  # noqa: BLE001 - the call succeeded; a failed save must not turn it into an error
@@ -346,18 +348,17 @@ class CachedFunction:
         compilation = self._compilation
         graph = compilation.graph if compilation is not None else None
         if graph is None:
-            raise bytecode.UncacheableError("no graph was compiled")
-        if graph.uncacheable or self._uncacheable:
-            raise bytecode.UncacheableError(graph.uncacheable or self._uncacheable)
-        if isinstance(self._traced, str):
-            raise bytecode.UncacheableError(self._traced)
+            raise UncacheableError("no graph was compiled")
+        for reason in (graph.uncacheable, self._uncacheable, self._traced):
+            if isinstance(reason, UncacheableError):
+                raise reason
         function = self._method.__func__
         transformed = bytecode.transformed_code(traced_code)
         try:
             guards = guard_read.guard_specs(traced_code, function, self._method.__self__, args, kwargs,
                                             frozenset(source for source, _, _ in compilation.inputs))
         except guard_spec.UnknownGuard as exc:
-            raise bytecode.UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
+            raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
         written = record.CacheRecord(
             name=f"{function.__qualname__}{inspect.signature(function)}",
             created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -17,6 +17,7 @@ from typing import Any
 from torchair_ref.inference import guard_spec
 import torch
 
+from torchair_ref.errors import UncacheableError
 from torchair_ref.inference import guard_check, record
 
 
@@ -96,24 +97,26 @@ def _value(kind: str, source: str | None, value_at: Any) -> Any:
         raise guard_spec.UnknownGuard(f"{kind} on {source}, which cannot be read back ({exc!r})") from exc
 
 
-def trace_facts() -> tuple[Any, list[record.TracedSource] | str]:
+def trace_facts() -> tuple[Any, list[record.TracedSource] | UncacheableError]:
     """The current compile id and the source of the code Dynamo traced for it, read from Dynamo's tracing context.
 
-    Each is replaced by the reason (a str) when this torch does not offer it: the graph then runs but is not cached.
+    Each is replaced by the reason (an `UncacheableError`) when this torch does not offer it: the graph then runs but
+    is not cached.
     """
     try:
         from torch._guards import CompileContext
 
         trace = CompileContext.current_trace_id()
-        compile_id: Any = trace.compile_id if trace is not None else "Dynamo gave no compile id"
+        compile_id: Any = trace.compile_id if trace is not None else UncacheableError("Dynamo gave no compile id")
     except Exception as exc:  # noqa: BLE001 - a private API of another torch release: not cacheable, still runs
-        compile_id = f"Dynamo's compile id is not readable on torch {torch.__version__}: {exc!r}"
+        compile_id = UncacheableError(f"Dynamo's compile id is not readable on torch {torch.__version__}: {exc!r}")
     try:
         from torch._guards import TracingContext
 
         codes = TracingContext.get_traced_code()
         if not codes:
-            return compile_id, "Dynamo reported no traced code"
+            return compile_id, UncacheableError("Dynamo reported no traced code")
         return compile_id, record.traced_sources(list(codes))
     except Exception as exc:  # noqa: BLE001 - as above
-        return compile_id, f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it"
+        return compile_id, UncacheableError(
+            f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it")

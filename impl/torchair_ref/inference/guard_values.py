@@ -13,8 +13,10 @@ from typing import Any
 
 import torch
 
+from torchair_ref.errors import TorchairRefError
 
-class UnknownGuard(ValueError):
+
+class UnknownGuard(TorchairRefError, ValueError):
     """A guard the translator does not understand (the message names its kind and text): do not cache."""
 
 

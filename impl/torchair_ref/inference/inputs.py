@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref.errors import TorchairRefError
+
 
 @dataclass(frozen=True)
 class Mismatch:
@@ -30,7 +32,7 @@ class Mismatch:
     message: str
 
 
-class InputMismatchError(Exception):
+class InputMismatchError(TorchairRefError):
     """A call's input does not fit the compiled graph's dtype/device/rank: the caller recompiles (never raised out)."""
 
     def __init__(self, mismatch: Mismatch) -> None:

@@ -11,6 +11,8 @@ import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
+from torchair_ref.errors import TorchairRefError
+
 __all__ = [
     "CACHE_HOME_ENV",
     "UnusableNameError",
@@ -28,7 +30,7 @@ _FILE_NAME = "compiled_module"
 _MODES = ("max-autotune", "reduce-overhead")
 
 
-class UnusableNameError(ValueError):
+class UnusableNameError(TorchairRefError, ValueError):
     """A class, method or other name that cannot be one directory of the cache path (the call then runs uncached)."""
 
 

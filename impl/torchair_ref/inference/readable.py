@@ -7,6 +7,8 @@ import os
 import stat
 from typing import Any
 
+from torchair_ref import _files
+from torchair_ref.errors import BrokenCacheError
 from torchair_ref.inference import artifact, bytecode
 
 _RULE = "=" * 100
@@ -29,7 +31,7 @@ def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file
         text = render(payload)
         code = graph_code(payload["graph"])
     except Exception as exc:  # noqa: BLE001 - any inconsistency of a checksummed payload (CC-17)
-        raise artifact.BrokenCacheError(
+        raise BrokenCacheError(
             f"cache file {cache_bin} passes its checksum but does not hold a torchair_ref cache payload "
             f"({type(exc).__name__}: {exc})"
         ) from exc
@@ -109,4 +111,5 @@ def _check_output(path: str) -> None:
 def _write_python(path: str, text: str, code: str) -> None:
     """RC-3: `# ` comments then the graph code, mode 0600 (the path was checked by `_check_output`)."""
     commented = "\n".join(("# " + line).rstrip() for line in text.splitlines())
-    artifact.atomic_write(os.path.abspath(path), (commented + "\n\n" + code.rstrip("\n") + "\n").encode("utf-8"))
+    data = (commented + "\n\n" + code.rstrip("\n") + "\n").encode("utf-8")
+    _files.atomic_write(os.path.abspath(path), data, mode=0o600)

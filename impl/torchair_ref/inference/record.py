@@ -21,16 +21,16 @@ from typing import Any
 
 import torch
 
+from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError, UncacheableError
 from torchair_ref.inference import generated, inputs
-from torchair_ref.inference.artifact import BrokenCacheError, StaleCacheError, environment
-from torchair_ref.inference.bytecode import UncacheableError
+from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.guard_values import code_digest
 
 SCHEMA_VERSION = 3
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
-class RecordError(ValueError):
+class RecordError(TorchairRefError, ValueError):
     """A payload that is not a record of this schema (the message names the field)."""
 
 

@@ -1,8 +1,9 @@
-"""File writing shared by the exporter's outputs (EX-2, EX-3, EX-6): never through a symlink, never half a file.
+"""Writing the exporter's outputs all or nothing (EX-2, EX-3, EX-6): never through a symlink, never half a file.
 
-``write_all`` first writes every output to a temporary file beside its target (same folder, so the rename is atomic)
-and only when all of them are complete renames them over their targets, in order; the last output (the ``.air``,
-which names the others) is removed first and renamed last. So a failure at any point (a full disk, a file size
+``write_all`` first writes every output, mode 0644 (less the umask), to a temporary file beside its target
+(``torchair_ref._files.stage``: same folder, so the rename is atomic) and only when all of them are complete renames
+them over their targets, in order; the last output (the ``.air``, which names the others) is removed first and
+renamed last. So a failure at any point (a full disk, a file size
 limit, a read-only folder, a kill) leaves either the previous export untouched (while writing) or no ``.air`` at all
 (while renaming): never an ``.air`` beside half-written weight files, or weight files of two exports.
 """
@@ -12,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from collections.abc import Callable, Sequence
 from typing import Union
+
+from torchair_ref import _files
 
 #: an output's content, or a function that makes it (so that only one weight's bytes are in memory at a time)
 Content = Union[bytes, Callable[[], bytes]]
@@ -29,7 +31,8 @@ def write_all(outputs: Sequence[tuple[str, Content]]) -> None:
     target = ""
     try:
         for target, content in outputs:
-            pending.append((_stage(target, content), target))
+            data = content() if callable(content) else content
+            pending.append((_files.stage(target, data, mode=0o644), target))
         target = outputs[-1][0]
         with contextlib.suppress(FileNotFoundError):
             os.unlink(target)
@@ -46,19 +49,3 @@ def write_all(outputs: Sequence[tuple[str, Content]]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
 
-
-def _stage(target: str, content: Content) -> str:
-    """Write ``content`` to a new temporary file in ``target``'s folder (never through a symlink); return its path."""
-    folder, name = os.path.split(target)
-    temporary = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content() if callable(content) else content)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    return temporary
