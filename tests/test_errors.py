@@ -28,10 +28,6 @@ BUILTIN_BASES = {
     "UnknownGuard": ValueError,
     "UnreferenceableError": ValueError,
 }
-#: the GE IR text parser's error: that parser is being replaced (issue 23, GE IR from a compiled descriptor)
-NOT_YET = {"ProtoSyntaxError"}
-
-
 @functools.lru_cache(maxsize=1)
 def _exception_classes() -> dict[str, type]:
     found = {}
@@ -47,7 +43,7 @@ def _exception_classes() -> dict[str, type]:
 def test_every_exception_of_the_reference_derives_from_the_base() -> None:
     found = _exception_classes()
     assert set(BUILTIN_BASES) <= set(found), sorted(set(BUILTIN_BASES) - set(found))
-    outside = sorted(n for n, cls in found.items() if not issubclass(cls, TorchairRefError) and n not in NOT_YET)
+    outside = sorted(n for n, cls in found.items() if not issubclass(cls, TorchairRefError))
     assert not outside, f"exceptions not deriving from TorchairRefError: {outside}"
 
 
