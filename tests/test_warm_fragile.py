@@ -102,11 +102,12 @@ def test_torch_2_14_runtime_check_import_is_served_by_the_light_loader() -> None
     18 s fallback to Inductor's own loader), with the same checks: dtype, then sizes and strides."""
     import torch
 
+    from torchair_ref import _torch
     from torchair_ref.compilers import inductor
 
     wrapper = "import torch\nfrom torch._inductor.runtime.runtime_utils import assert_tensor_metadata\n"
     assert inductor.unknown_import(wrapper) is None
-    check = inductor._assert_tensor_metadata
+    check = inductor._tensor_metadata_check(_torch.assert_size_stride())
     t = torch.empty(2, 3)
     check(t, (2, 3), (3, 1), torch.float32, "aten.mm")
     check(None, (2, 3), (3, 1), torch.float32)

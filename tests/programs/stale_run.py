@@ -34,7 +34,7 @@ def inject(fault: str) -> None:
     if fault == "loader":
         from torchair_ref import compilers
 
-        compilers._LOADERS["eager"] = "torchair_ref.compilers.renamed_eager"
+        compilers.REGISTRY["eager"] = "torchair_ref.compilers.renamed_eager"
     elif fault == "declaration":
         import re
 

@@ -13,6 +13,11 @@ from typing import Any
 
 import torch
 
+from torchair_ref import _torch
+
+#: torch's operator classes, bound once (`describe_object` may run per call)
+_OP_TYPES = (_torch.op_overload(), _torch.op_overload_packet())
+
 
 class UnknownGuard(ValueError):
     """A guard the translator does not understand (the message names its kind and text): do not cache."""
@@ -109,7 +114,7 @@ def describe_object(obj: Any) -> dict[str, Any]:
 
 
 def _is_torch_op(obj: Any) -> bool:
-    return isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+    return isinstance(obj, _OP_TYPES)
 
 
 def literal(value: Any) -> Any:
