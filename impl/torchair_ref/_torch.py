@@ -61,6 +61,11 @@ INDUCTOR_HELPER_IMPORTS = {
 
 # -- cold: Dynamo, AOTAutograd, Inductor (compile time only) -------------------------------------------------------
 
+#: the accessors a cold trace reads only to decide what it saves: when one fails, the function runs uncached with a
+#: warning naming it, and the call never fails (tests/test_warm_fragile.py breaks each in turn)
+CACHE_ONLY = ("current_compile_id", "traced_code", "cache_entries", "aot_output_schemas", "tracing_context")
+
+
 def functorch_config() -> ModuleType:
     """`torch._functorch.config` (its `patch`: the AOTAutograd cache switches). Checked: 2.13.0, 2.14.1."""
     from torch._functorch import config
