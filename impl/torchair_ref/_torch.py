@@ -18,7 +18,7 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 """
 from __future__ import annotations
 
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any, Callable
 
 # -- conventions of Dynamo's transformed bytecode and guards (checked: 2.13.0, 2.14.1) ----------------------------
@@ -247,9 +247,32 @@ def default_device_module() -> ModuleType:
     return found
 
 
-def record_function_fast() -> type | None:
-    """`torch._C._profiler._RecordFunctionFast` (a profiler range), None when this torch has none (then no
-    range is recorded: the range is a profiling aid only). Warm. Checked: 2.13.0, 2.14.1."""
+def dynamo_utils_stand_in() -> SimpleNamespace:
+    """Stand-ins for the helpers of `torch._dynamo.utils` (`DYNAMO_UTILS`) that the transformed bytecode calls, so
+    that a warm start need not import Dynamo (more than a second): size/stride reads, and Dynamo's profiler range
+    around the code before the graph (`torch._C._profiler._RecordFunctionFast`), recorded only while
+    `torch.autograd.profiler._is_profiler_enabled` (read per call: one attribute read otherwise) and not at all
+    on a torch without it (the range is a profiling aid). Warm. Checked: 2.13.0, 2.14.1."""
     import torch
 
-    return getattr(torch._C._profiler, "_RecordFunctionFast", None)
+    profiler = torch.autograd.profiler
+    record = getattr(torch._C._profiler, "_RecordFunctionFast", None)
+
+    def record_pregraph_bytecode_enter() -> Any:
+        if not profiler._is_profiler_enabled or record is None:
+            return None
+        manager = record("Pregraph bytecode")
+        manager.__enter__()
+        return manager
+
+    def record_pregraph_bytecode_exit(manager: Any) -> None:
+        if manager is not None:
+            manager.__exit__(None, None, None)
+
+    return SimpleNamespace(
+        record_pregraph_bytecode_enter=record_pregraph_bytecode_enter,
+        record_pregraph_bytecode_exit=record_pregraph_bytecode_exit,
+        call_size=lambda x, i: x.size(i),
+        call_stride=lambda x, i: x.stride(i),
+        call_storage_offset=lambda x: x.storage_offset(),
+    )

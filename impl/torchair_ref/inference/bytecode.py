@@ -225,32 +225,7 @@ def _resolve(ref: dict[str, str]) -> Any:
     return _refs.resolve(ref)
 
 
-_PROFILER = torch.autograd.profiler
-_RECORD_FUNCTION_FAST = _torch.record_function_fast()
-
-
-def _record_pregraph_bytecode_enter() -> Any:
-    """Dynamo's profiler range around the bytecode before the graph: a range only while the profiler runs (on
-    every call, so it costs one attribute read otherwise)."""
-    if not _PROFILER._is_profiler_enabled or _RECORD_FUNCTION_FAST is None:
-        return None
-    manager = _RECORD_FUNCTION_FAST("Pregraph bytecode")
-    manager.__enter__()
-    return manager
-
-
-def _record_pregraph_bytecode_exit(manager: Any) -> None:
-    if manager is not None:
-        manager.__exit__(None, None, None)
-
-
-_DYNAMO_HOOKS = types.SimpleNamespace(
-    record_pregraph_bytecode_enter=_record_pregraph_bytecode_enter,
-    record_pregraph_bytecode_exit=_record_pregraph_bytecode_exit,
-    call_size=lambda x, i: x.size(i),
-    call_stride=lambda x, i: x.stride(i),
-    call_storage_offset=lambda x: x.storage_offset(),
-)
+_DYNAMO_HOOKS = _torch.dynamo_utils_stand_in()
 _HOOK_NAMES = set(vars(_DYNAMO_HOOKS))
 
 
