@@ -1,14 +1,14 @@
 """A fresh process for the staleness and input-check tests: import a model from a source file, call it, report.
 
 Usage: python -m tests.programs.stale_run, job in and report out as `conformance.process` says. Job keys: source
-(path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device", "instance"}, in order), to_dtype (applied to
-the model before the first call), train, threads (first call from that many threads at once), instances (build
-and call that many models, then count the `__torchair_ref` names left in the model file's globals), break (a fault
-to inject: "loader" makes the eager compiler's loader import a module that is not there, "declaration" makes Inductor's kernel declarations
-unreadable, "traced_code" / "cache_entries" remove a private PyTorch attribute the cold path reads, "seam:<accessor>" makes
-that accessor of `torchair_ref._torch` raise as for a name this torch lacks). The report
-holds, per call, whether the output equals the eager method's, Dynamo's graph count, the warnings, and the error
-of a call that raised.
+(path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device",
+"instance"}, in order), to_dtype (applied to the model before the first call), train, threads (first call from that
+many threads at once), instances (build and call that many models, then count the `__torchair_ref` names left in
+the model file's globals), break (a fault to inject: "loader" makes the eager compiler's loader import a module
+that is not there, "declaration" makes Inductor's kernel declarations unreadable, "traced_code" / "cache_entries"
+remove a private PyTorch attribute the cold path reads, "seam:<accessor>" makes that accessor of `torchair_ref._torch`
+raise as for a name this torch lacks). The report holds, per call, whether the output equals the eager method's,
+Dynamo's graph count, the warnings, and the error of a call that raised.
 """
 from __future__ import annotations
 

@@ -183,7 +183,8 @@ def _tensor_metadata_check(assert_size_stride: Callable[..., None]) -> Callable[
         if tensor is None:
             return
         if tensor.dtype != dtype:
-            raise RuntimeError(f"expected dtype {dtype} but got {tensor.dtype}" + (f" (op {op_name})" if op_name else ""))
+            where = f" (op {op_name})" if op_name else ""
+            raise RuntimeError(f"expected dtype {dtype} but got {tensor.dtype}{where}")
         assert_size_stride(tensor, size, stride, op_name)
 
     return assert_tensor_metadata
