@@ -4,12 +4,12 @@ Every private torch name the reference reads goes through here: modules, classes
 accessor, and the conventions of Dynamo's and Inductor's output (injected global names, guard texts, import lines)
 as named constants. Each note says on which torch releases the name was checked ("checked: 2.13.0, 2.14.1"). When
 a release moves a name, this file is the one place to change. What a missing name means is the caller's to decide:
-at compile time the function is not cached (a warning says why), at a warm start the cache is rebuilt; a call never
-fails for it.
+at compile time the function is not cached (a warning says why), at a warm start the cache is rebuilt or a check
+falls back to its full Python form; a call never fails for it.
 
 Nothing here imports torch at module level, and each accessor imports its private module when called: a warm start
-must not import Dynamo or Inductor, so it only calls the accessors marked "warm" (`torch._C` and modules that
-`import torch` loads anyway). Per-call code binds what an accessor returns once, at load time, and never calls
+must not import Dynamo or Inductor, so it only calls the accessors whose note says "Warm." (`torch._C` and modules
+that `import torch` loads anyway; tests/test_torch_seam.py holds them to it). Per-call code binds what an accessor returns once, at load time, and never calls
 through this module per call.
 
 Attributes of the objects these accessors return (Dynamo's guard tree, AOTAutograd's metadata fields, the fields of
