@@ -31,6 +31,40 @@ def test_missing_private_attribute_at_compile_time_is_uncacheable(tmp_path: Path
     assert not cache_files(tmp_path / ".torchair_cache"), "nothing is saved"
 
 
+def seam_cache_only() -> tuple[str, ...]:
+    from torchair_ref import _torch
+
+    return _torch.CACHE_ONLY
+
+
+@pytest.mark.parametrize("accessor", seam_cache_only())
+def test_seam_accessor_failing_at_compile_time_is_uncacheable(tmp_path: Path, accessor: str) -> None:
+    """Each accessor of the seam that the cold trace reads only to decide what to save (`_torch.CACHE_ONLY`),
+    failing as for a name this torch lacks: the call succeeds, a warning names it, nothing is saved."""
+    report = run(job(tmp_path, **{"break": f"seam:{accessor}"}), tmp_path)
+    assert report["calls"] == [True] and not report["errors"], report
+    assert report["unique_graphs"] == 1, report
+    assert any("cached" in w and accessor in w for w in report["warnings"]), report["warnings"]
+    assert not cache_files(tmp_path / ".torchair_cache"), "nothing is saved"
+
+
+@pytest.mark.parametrize(("accessor", "graphs"), [("tensor_guards", 0), ("global_state_guard", 1)])
+def test_seam_accessor_failing_at_a_warm_start_never_fails_the_call(tmp_path: Path, accessor: str,
+                                                                     graphs: int) -> None:
+    """A warm-side accessor failing: the fast C++ input check degrades to the full one (no recompile); the C++
+    ambient-state guard missing makes the cache fail to load, so it is rebuilt (one trace). The call is right."""
+    base = job(tmp_path, calls=[{}, {}])
+    run(base, tmp_path)
+    assert cache_files(tmp_path / ".torchair_cache")
+    warm = run({**base, "break": f"seam:{accessor}"}, tmp_path)
+    assert warm["calls"] == [True, True] and not warm["errors"], warm
+    assert warm["unique_graphs"] == graphs, warm
+    if graphs:
+        assert any("Discarding broken cache" in w and accessor in w for w in warm["warnings"]), warm["warnings"]
+    else:
+        assert not warm["warnings"], warm["warnings"]
+
+
 def test_loader_failing_twice_the_same_way_is_not_rewritten(tmp_path: Path) -> None:
     """A warm loader that fails (a renamed private module): rebuilt once; the same failure again keeps the file."""
     base = job(tmp_path)
@@ -102,11 +136,12 @@ def test_torch_2_14_runtime_check_import_is_served_by_the_light_loader() -> None
     18 s fallback to Inductor's own loader), with the same checks: dtype, then sizes and strides."""
     import torch
 
+    from torchair_ref import _torch
     from torchair_ref.compilers import inductor
 
     wrapper = "import torch\nfrom torch._inductor.runtime.runtime_utils import assert_tensor_metadata\n"
     assert inductor.unknown_import(wrapper) is None
-    check = inductor._assert_tensor_metadata
+    check = inductor._tensor_metadata_check(_torch.assert_size_stride())
     t = torch.empty(2, 3)
     check(t, (2, 3), (3, 1), torch.float32, "aten.mm")
     check(None, (2, 3), (3, 1), torch.float32)

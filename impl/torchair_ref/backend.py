@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from torchair_ref.compilers import CompiledGraph, compiler_name
+from torchair_ref import _torch, compilers
 from torchair_ref.errors import TorchairRefError, UncacheableError
 
 logger = logging.getLogger("torchair_ref")
@@ -37,7 +37,7 @@ def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict 
     if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
         raise TypeError(
             "custom_decompositions must be a dict of OpOverload -> function (as from "
-            f"torch._decomp.get_decompositions), got {type(custom_decompositions).__name__}"
+            f"{_torch.DECOMPOSITIONS_FROM}), got {type(custom_decompositions).__name__}"
         )
     return functools.partial(
         _npu_backend, compiler_config=compiler_config, custom_decompositions=custom_decompositions or {}
@@ -53,10 +53,15 @@ class Compilation:
     """What compiling one Dynamo graph produced: the callable Dynamo runs, and our record of the graph."""
 
     runnable: Callable = None  # type: ignore[assignment]
-    graph: CompiledGraph | None = None
+    #: the compiler's job, whose `graph` it sets when AOTAutograd hands it the ATen graph
+    job: compilers.Job | None = None
     #: Dynamo graph placeholders: (source name, role, example value) in call order
     inputs: list[tuple[str, str, Any]] = field(default_factory=list)
     device: str = "cpu"
+
+    @property
+    def graph(self) -> compilers.CompiledGraph | None:
+        return self.job.graph if self.job is not None else None
 
 
 def compile_dynamo_graph(
@@ -68,70 +73,29 @@ def compile_dynamo_graph(
     reject_rng: bool = False,
     keep_kernels: bool = False,
 ) -> Compilation:
-    """CC-7: compile one Dynamo graph for inference with the compiler `config` selects."""
-    from torch._functorch import config as functorch_config
-
+    """CC-7: compile one Dynamo graph for inference with the compiler `config` selects (`compilers.select`)."""
     result = Compilation(inputs=_graph_inputs(gm), device=_device_of(example_inputs))
-    name = compiler_name(config.mode, config.debug.run_eagerly)
-    cudagraphs = config.mode == "reduce-overhead" and result.device == "cuda"
+    name = compilers.select(config.mode, config.debug.run_eagerly, result.device)
     expected_inputs = len(result.inputs)
 
-    def checked(aten_gm: Any, inputs: list) -> tuple[UncacheableError | None, list[dict]]:
+    def review(aten_gm: Any, inputs: list) -> tuple[UncacheableError | None, list[dict]]:
         if reject_rng:
             reject_rng_ops(aten_gm)
-        problem, aliases = _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, cudagraphs)
+        problem, aliases = _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, name == "cudagraphs")
         return (UncacheableError(problem) if problem is not None else None), aliases
 
+    result.job = compilers.Job(decompositions=decompositions, keep_kernels=keep_kernels, review=review)
     # AOTAutograd's own cache would hand back a compiled graph without calling our inner compiler.
-    with functorch_config.patch(enable_autograd_cache=False):
-        if name == "inductor":
-            from torch._inductor.compile_fx import compile_fx
-            from torch._inductor.decomposition import select_decomp_table
-
-            def inner(aten_gm: Any, inputs: list, **kwargs: Any) -> Any:
-                problem, aliases = checked(aten_gm, inputs)
-                from torchair_ref.compilers import inductor
-
-                output, result.graph = inductor.build(aten_gm, inputs, keep_kernels=keep_kernels, **kwargs)
-                result.graph.uncacheable = result.graph.uncacheable or problem
-                _record_aliases(result.graph, aliases)
-                return output
-
-            table = {**select_decomp_table(), **decompositions} if decompositions else None
-            result.runnable = compile_fx(gm, example_inputs, inner_compile=inner, decompositions=table)
-        else:
-            from torch._functorch.aot_autograd import aot_module_simplified
-
-            def forward_compiler(aten_gm: Any, inputs: list) -> Any:
-                problem, aliases = checked(aten_gm, inputs)
-                from torchair_ref.compilers import eager
-
-                graph = eager.build(aten_gm, inputs)
-                graph.uncacheable = graph.uncacheable or problem
-                _record_aliases(graph, aliases)
-                if cudagraphs:
-                    from torchair_ref.compilers.cudagraphs import CudaGraphRunner
-
-                    graph.boxed = CudaGraphRunner(graph.boxed)
-                    graph.boxed._boxed_call = True
-                    graph.record["cudagraphs"] = True
-                result.graph = graph
-                return graph.boxed
-
-            result.runnable = aot_module_simplified(
-                gm,
-                example_inputs,
-                fw_compiler=forward_compiler,
-                decompositions=decompositions,
-                keep_inference_input_mutations=True,
-            )
+    with _torch.functorch_config().patch(enable_autograd_cache=False):
+        result.runnable = compilers.get(name).build(gm, example_inputs, result.job)
     return result
 
 
 def reject_rng_ops(aten_gm: Any) -> None:
     """CC-13: raise if any node calls an operator that depends on the random generator."""
+    op_overload = _torch.op_overload()
     for node in aten_gm.graph.nodes:
-        if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and draws_random(node):
+        if node.op == "call_function" and isinstance(node.target, op_overload) and draws_random(node):
             raise RngOperatorError(
                 f"Cache compile does not support operator that depend on RNG, got {node.target} (node {node.name}); "
                 "generate random values outside the cached method and pass them in as inputs."
@@ -170,12 +134,6 @@ def _bound_arguments(node: Any) -> dict[str, Any]:
     return values
 
 
-def _record_aliases(graph: CompiledGraph, aliases: list[dict]) -> None:
-    """CC-18: name the outputs a warm start rebuilds as the inputs or views (`compilers.aliases`)."""
-    if aliases and graph.uncacheable is None:
-        graph.record["output_aliases"] = aliases
-
-
 def _runtime_wrapper_problem(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list]:
     """Why AOTAutograd's runtime wrapper does more than call the graph and regenerate aliasing outputs (a warm start
     runs the graph alone, then `compilers.aliases`), and the aliasing outputs as `compilers.aliases` records them.
@@ -190,12 +148,10 @@ def _runtime_wrapper_problem(aten_gm: Any, n_inputs: int, expected: int, cudagra
 
 
 def _aot_metadata(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list[dict]]:
-    from torch._functorch._aot_autograd.schemas import MutationType, OutputType, SubclassCreationMeta
-    from torch._guards import TracingContext
-
+    MutationType, OutputType, SubclassCreationMeta = _torch.aot_output_schemas()  # noqa: N806 - torch's names
     if n_inputs != expected:
         return f"AOTAutograd changed the graph inputs ({expected} -> {n_inputs})", []
-    context = TracingContext.try_get()
+    context = _torch.tracing_context().try_get()
     meta = getattr(context, "fw_metadata", None)
     if meta is None:
         return "AOTAutograd gave no metadata for the graph", []
@@ -251,7 +207,7 @@ def _unviewed_alias(aten_gm: Any, aliases: list[dict], n_outputs: int) -> str | 
 
 
 def _is_view_call(node: Any) -> bool:
-    return (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload) and node.target.is_view
+    return (node.op == "call_function" and isinstance(node.target, _torch.op_overload()) and node.target.is_view
             and bool(node.args))
 
 
@@ -263,9 +219,9 @@ def _graph_inputs(gm: Any) -> list[tuple[str, str, Any]]:
         grapharg = node.meta.get("grapharg")
         source = grapharg.source.name if grapharg is not None and grapharg.source is not None else node.name
         source = source() if callable(source) else source
-        if "._parameters[" in source:
+        if _torch.PARAMETER_SOURCE in source:
             role = "parameter"
-        elif "._buffers[" in source:
+        elif _torch.BUFFER_SOURCE in source:
             role = "buffer"
         else:
             role = "user_input"

@@ -1,13 +1,14 @@
 """A fresh process for the staleness and input-check tests: import a model from a source file, call it, report.
 
 Usage: python -m tests.programs.stale_run, job in and report out as `conformance.process` says. Job keys: source
-(path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device", "instance"}, in order), to_dtype (applied to
-the model before the first call), train, threads (first call from that many threads at once), instances (build
-and call that many models, then count the `__torchair_ref` names left in the model file's globals), break (a fault
-to inject: "loader" renames our eager loader's module, "declaration" makes Inductor's kernel declarations
-unreadable, "traced_code" / "cache_entries" remove a private PyTorch attribute the cold path reads). The report
-holds, per call, whether the output equals the eager method's, Dynamo's graph count, the warnings, and the error
-of a call that raised.
+(path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device",
+"instance"}, in order), to_dtype (applied to the model before the first call), train, threads (first call from that
+many threads at once), instances (build and call that many models, then count the `__torchair_ref` names left in
+the model file's globals), break (a fault to inject: "loader" makes the eager compiler's loader import a module
+that is not there, "declaration" makes Inductor's kernel declarations unreadable, "traced_code" / "cache_entries"
+remove a private PyTorch attribute the cold path reads, "seam:<accessor>" makes that accessor of `torchair_ref._torch`
+raise as for a name this torch lacks). The report holds, per call, whether the output equals the eager method's,
+Dynamo's graph count, the warnings, and the error of a call that raised.
 """
 from __future__ import annotations
 
@@ -32,9 +33,13 @@ def load_source(path: str):
 
 def inject(fault: str) -> None:
     if fault == "loader":
-        from torchair_ref import compilers
+        from torchair_ref.compilers import eager
 
-        compilers._LOADERS["eager"] = "torchair_ref.compilers.renamed_eager"
+        def renamed(record, kernel_dir, guaranteed=None):
+            # the warm loader alone fails, as on a torch that renamed a module it imports; building still works
+            importlib.import_module("torchair_ref.compilers.renamed_eager")
+
+        eager.load = renamed
     elif fault == "declaration":
         import re
 
@@ -49,6 +54,16 @@ def inject(fault: str) -> None:
         import torch._dynamo.eval_frame
 
         del torch._dynamo.eval_frame._debug_get_cache_entry_list
+    elif fault.startswith("seam:"):
+        from torchair_ref import _torch
+
+        name = fault.removeprefix("seam:")
+        getattr(_torch, name)  # only an accessor the seam has
+
+        def missing(*_args, **_kwargs):
+            raise AttributeError(f"{name} is missing from this torch (broken on purpose)")
+
+        setattr(_torch, name, missing)
 
 
 def same(a, b) -> bool:

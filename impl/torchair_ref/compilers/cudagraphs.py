@@ -10,7 +10,27 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref.compilers import CompiledGraph, Job, eager
+
+NAME = "cudagraphs"
 _WARMUP_CALLS = 2
+
+
+def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+    """CC-7: the eager graph, replayed from CUDA graphs."""
+
+    def replayed(graph: CompiledGraph) -> CompiledGraph:
+        graph.boxed = CudaGraphRunner(graph.boxed)
+        graph.boxed._boxed_call = True  # type: ignore[attr-defined] - AOTAutograd then passes the inputs boxed
+        graph.record["cudagraphs"] = True
+        return graph
+
+    return eager.through_aot(gm, example_inputs, job, replayed)
+
+
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+    """CC-14: the eager graph of the record, replayed from CUDA graphs."""
+    return CudaGraphRunner(eager.load(record, kernel_dir, guaranteed))
 
 
 class CudaGraphRunner:

@@ -7,13 +7,34 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from torchair_ref import _refs
-from torchair_ref.compilers import CompiledGraph
+from torchair_ref import _refs, _torch
+from torchair_ref.compilers import CompiledGraph, Job
 from torchair_ref.errors import UncacheableError
 
+NAME = "eager"
 
-def build(aten_gm: Any, example_inputs: list) -> CompiledGraph:
-    """CC-7: keep the ATen inference graph as Python source and run it as it is."""
+
+def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+    """CC-7: AOTAutograd's inference graph of Dynamo's `gm`, kept as Python source and run as it is."""
+    return through_aot(gm, example_inputs, job, lambda graph: graph)
+
+
+def through_aot(gm: Any, example_inputs: list, job: Job, finish: Callable[[CompiledGraph], CompiledGraph]) -> Callable:
+    """Dynamo's `gm` through AOTAutograd (input mutations kept in the graph), the ATen graph kept as source and
+    handed to `finish` (which may wrap its callable) before the job takes it."""
+
+    def forward_compiler(aten_gm: Any, inputs: list) -> Any:
+        problem, aliases = job.review(aten_gm, inputs)
+        return job.accept(finish(kept(aten_gm)), problem, aliases).boxed
+
+    return _torch.aot_module_simplified()(
+        gm, example_inputs, fw_compiler=forward_compiler, decompositions=job.decompositions,
+        keep_inference_input_mutations=True,
+    )
+
+
+def kept(aten_gm: Any) -> CompiledGraph:
+    """The ATen graph as Python source (the record) and as the callable that runs it."""
     uncacheable = None
     if any(node.op == "get_attr" for node in aten_gm.graph.nodes):
         uncacheable = UncacheableError(

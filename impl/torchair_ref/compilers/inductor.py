@@ -37,10 +37,9 @@ from typing import Any, Callable
 
 import torch
 
-from torchair_ref import _files
-from torchair_ref.compilers import CompiledGraph
-from torchair_ref.compilers.inductor_wrapper import (SHIMMED_IMPORTS, kernel_sources, unknown_import,
-                                                    without_checked_asserts)
+from torchair_ref import _files, _torch
+from torchair_ref.compilers import CompiledGraph, Job
+from torchair_ref.compilers.inductor_wrapper import kernel_sources, unknown_import, without_checked_asserts
 from torchair_ref.errors import BrokenCacheError, UncacheableError
 
 logger = logging.getLogger("torchair_ref")
@@ -50,15 +49,32 @@ _MAX_KERNEL_BYTES = 256 << 20
 #: memfds of the kernels loaded from memory, open for the life of the process (see `_load_extension`)
 _LOADED_IMAGES: list[int] = []
 _KERNEL_DECLARATION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.MULTILINE)
+NAME = "inductor"
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwargs: Any) -> tuple[Any, CompiledGraph]:
-    """CC-7: compile with Inductor; returns Inductor's output object and our record of it."""
-    from torch._inductor.compile_fx import compile_fx_inner
+def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+    """CC-7: compile Dynamo's `gm` with Inductor (`compile_fx`, with `job.decompositions` over Inductor's own);
+    Inductor calls back for each ATen graph, which we compile (`compile_fx_inner`) and record."""
 
-    output = compile_fx_inner(aten_gm, example_inputs, **inner_kwargs)
+    def inner(aten_gm: Any, inputs: list, **kwargs: Any) -> Any:
+        problem, aliases = job.review(aten_gm, inputs)
+        output, graph = compiled(aten_gm, inputs, keep_kernels=job.keep_kernels, **kwargs)
+        job.accept(graph, problem, aliases)
+        return output
+
+    table = {**_torch.inductor_decompositions(), **job.decompositions} if job.decompositions else None
+    return _torch.compile_fx()(gm, example_inputs, inner_compile=inner, decompositions=table)
+
+
+def compiled(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwargs: Any
+             ) -> tuple[Any, CompiledGraph]:
+    """Inductor's output object for one ATen graph, and our record of it (not cacheable, still run, when this
+    torch lays its output out otherwise)."""
+    output = _torch.compile_fx_inner()(aten_gm, example_inputs, **inner_kwargs)
     try:
         return output, _describe(output, keep_kernels)
     except Exception as exc:  # noqa: BLE001 - private details of another torch release: uncacheable, still runs
@@ -97,8 +113,7 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
         kernels.append(entry)
     extern = sorted({line.split("extern_kernels.", 1)[1].split("(", 1)[0]
                      for line in source.splitlines() if "extern_kernels." in line and "import" not in line})
-    from torch._inductor.select_algorithm import extern_kernels
-
+    extern_kernels = _torch.inductor_extern_kernels()
     if any(getattr(extern_kernels, n, None) is not getattr(torch, n, object()) for n in extern):
         extern = None  # some extern kernel is Inductor's own: the warm start then imports Inductor's table
     if getattr(output, "constants", None):
@@ -133,11 +148,11 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None
         "align": _align,
         "AsyncCompile": lambda: _AsyncCompile(record["kernels"], kernel_dir),
         "extern_kernels": _extern_kernels(record["extern_kernels"]),
-        "assert_tensor_metadata": _assert_tensor_metadata,
+        "assert_tensor_metadata": _tensor_metadata_check(_torch.assert_size_stride()),
     }
     lines = []
     for line in without_checked_asserts(record["source"], guaranteed).splitlines():
-        name = SHIMMED_IMPORTS.get(line.strip())
+        name = _torch.INDUCTOR_HELPER_IMPORTS.get(line.strip())
         if name is not None and namespace.get(name) is not None:
             continue
         lines.append(line)
@@ -161,14 +176,20 @@ def _aligned(call: Callable[[list], Any], record: dict[str, Any]) -> Callable[[l
     return boxed
 
 
-def _assert_tensor_metadata(tensor: torch.Tensor | None, size: Any, stride: Any, dtype: torch.dtype,
-                            op_name: str | None = None) -> None:
-    """Stand-in for Inductor's runtime check of an op's output (torch 2.14): dtype, then sizes and strides."""
-    if tensor is None:
-        return
-    if tensor.dtype != dtype:
-        raise RuntimeError(f"expected dtype {dtype} but got {tensor.dtype}" + (f" (op {op_name})" if op_name else ""))
-    torch._C._dynamo.guards.assert_size_stride(tensor, size, stride, op_name)
+def _tensor_metadata_check(assert_size_stride: Callable[..., None]) -> Callable[..., None]:
+    """Stand-in for Inductor's runtime check of an op's output (torch 2.14): dtype, then sizes and strides (with
+    `assert_size_stride` bound once, at load time: the wrapper calls the check per op per call)."""
+
+    def assert_tensor_metadata(tensor: torch.Tensor | None, size: Any, stride: Any, dtype: torch.dtype,
+                               op_name: str | None = None) -> None:
+        if tensor is None:
+            return
+        if tensor.dtype != dtype:
+            where = f" (op {op_name})" if op_name else ""
+            raise RuntimeError(f"expected dtype {dtype} but got {tensor.dtype}{where}")
+        assert_size_stride(tensor, size, stride, op_name)
+
+    return assert_tensor_metadata
 
 
 def _run_intermediate_hooks(name: str, value: Any) -> None:
@@ -216,9 +237,7 @@ class _AsyncCompile:
 
     def _inductor(self) -> Any:
         if self._real is None:
-            from torch._inductor.async_compile import AsyncCompile
-
-            self._real = AsyncCompile()
+            self._real = _torch.inductor_async_compile()()
         return self._real
 
     def __getattr__(self, name: str) -> Any:
@@ -249,9 +268,7 @@ def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
         module_name = entry["module"]
         module = sys.modules.get(module_name)
         if module is None:
-            os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = str(
-                torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr
-            )
+            os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = str(_torch.pyobject_tensor_data_ptr())
             module = _load_extension(module_name, data)
             sys.modules[module_name] = module
         return module.kernel

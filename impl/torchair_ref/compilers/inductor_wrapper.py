@@ -6,16 +6,10 @@ from __future__ import annotations
 import ast
 import re
 
-#: import lines of Inductor's wrapper that the warm loader replaces, line -> name bound in the wrapper's namespace
-SHIMMED_IMPORTS = {
-    "from torch._inductor.hooks import run_intermediate_hooks": "run_intermediate_hooks",
-    "from torch._inductor.utils import maybe_profile": "maybe_profile",
-    "from torch._inductor.codegen.memory_planning import _align as align": "align",
-    "from torch._inductor.async_compile import AsyncCompile": "AsyncCompile",
-    "from torch._inductor.select_algorithm import extern_kernels": "extern_kernels",
-    "from torch._inductor.runtime.runtime_utils import assert_tensor_metadata": "assert_tensor_metadata",
-}
-#: the other import lines of the wrapper, run as they are (standard library and torch's public namespace)
+from torchair_ref._torch import INDUCTOR_HELPER_IMPORTS
+
+#: the import lines of the wrapper run as they are (standard library and torch's public namespace); those of
+#: Inductor's helpers that the light loader serves are `_torch.INDUCTOR_HELPER_IMPORTS`
 _PLAIN_IMPORTS = frozenset({
     "from ctypes import c_void_p, c_long, c_int",
     "import torch",
@@ -62,7 +56,7 @@ def unknown_import(source: str) -> str | None:
             break
         if _IMPORT_LINE.match(line):
             stripped = line.strip()
-            if stripped not in _PLAIN_IMPORTS and stripped not in SHIMMED_IMPORTS:
+            if stripped not in _PLAIN_IMPORTS and stripped not in INDUCTOR_HELPER_IMPORTS:
                 return stripped
     return None
 

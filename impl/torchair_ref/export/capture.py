@@ -21,9 +21,8 @@ from typing import Any
 
 import torch
 import torch.fx
-import torch.utils._pytree as pytree
-from torch._functorch import config as functorch_config
-from torch._functorch.aot_autograd import aot_module_simplified
+
+from torchair_ref import _torch
 
 USER, WEIGHT, CONSTANT = "user", "weight", "constant"
 
@@ -68,7 +67,7 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
             recorded["gm"] = aten_gm
             return aten_gm
 
-        aot_module_simplified(gm, example_inputs, fw_compiler=keep)
+        _torch.aot_module_simplified()(gm, example_inputs, fw_compiler=keep)
         # AOTAutograd's inputs: the graph module's own parameters and buffers, then the example inputs; Dynamo
         # names its placeholders after their source (``l_args_1_`` for ``args[1]``).
         own = {**dict(gm.named_parameters(remove_duplicate=False)), **dict(gm.named_buffers(remove_duplicate=False))}
@@ -82,7 +81,7 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
     entry = types.FunctionType(_call_model.__code__.replace(), _call_model.__globals__, _call_model.__name__)
     compiled = torch.compile(entry, backend=backend, fullgraph=True, dynamic=dynamic)
     # A forced AOTAutograd cache hit would skip ``keep`` and leave nothing recorded.
-    with torch.no_grad(), functorch_config.patch(force_autograd_cache=False):
+    with torch.no_grad(), _torch.functorch_config().patch(force_autograd_cache=False):
         try:
             compiled(model, args, kwargs)
         except _GraphCaptured:
@@ -101,7 +100,7 @@ def _classify(
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(values):
         raise RuntimeError(f"internal: {len(placeholders)} graph placeholders for {len(values)} captured inputs")
-    leaves, _ = pytree.tree_flatten_with_path((args, kwargs))
+    leaves, _ = _torch.pytree().tree_flatten_with_path((args, kwargs))
     user_tensors = {
         id(v): (i, _path_name(path)) for i, (path, v) in enumerate(leaves) if isinstance(v, torch.Tensor)
     }
@@ -181,7 +180,7 @@ def process_groups(gm: torch.fx.GraphModule) -> list[str]:
     """EX-4/EX-5: names of the process groups the graph's collectives use, in order of first use."""
     names: list[str] = []
     for node in gm.graph.nodes:
-        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+        if node.op != "call_function" or not isinstance(node.target, _torch.op_overload()):
             continue
         schema = [a.name for a in node.target._schema.arguments]
         for name, value in [*zip(schema, node.args), *node.kwargs.items()]:

@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 import torch.fx
-import torch.utils._pytree as pytree
-from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+from torchair_ref import _torch
 
 from ..errors import TorchairRefError
 from . import ge_ir
@@ -54,6 +54,7 @@ class Value:
 
 
 def _dims(shape: Sequence[Any]) -> tuple[int, ...]:
+    is_concrete_int = _torch.is_concrete_int()
     return tuple(int(d) if is_concrete_int(d) else -1 for d in shape)
 
 
@@ -174,6 +175,7 @@ class Builder:
                 f"dynamo_export: operator {_target_name(node.target)} has no GE lowering in the reference, so the "
                 f"graph cannot be written with GE op types (EX-7); it is called at {where(node)}. Rewrite that code "
                 "with supported operators or add a lowering to torchair_ref.export.lowering.")
+        pytree = _torch.pytree()
         args = pytree.tree_map(self._arg, node.args)
         kwargs = pytree.tree_map(self._arg, dict(node.kwargs))
         self.node = node
@@ -188,15 +190,15 @@ class Builder:
         return value
 
     def net_output(self, node: torch.fx.Node) -> None:
-        leaves = [self.values[v] for v in pytree.tree_leaves(node.args) if isinstance(v, torch.fx.Node)]
+        leaves = [self.values[v] for v in _torch.pytree().tree_leaves(node.args) if isinstance(v, torch.fx.Node)]
         if not leaves:
             raise ValueError("the model returns no tensor, so the exported graph would have no output")
         self.op("NetOutput", [(f"x{k}", v) for k, v in enumerate(leaves)], [])
 
 
 def _target_name(target: Any) -> str:
-    if isinstance(target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)):
-        return str(target) if isinstance(target, torch._ops.OpOverload) else target.name()
+    if isinstance(target, (_torch.op_overload(), _torch.higher_order_operator())):
+        return str(target) if isinstance(target, _torch.op_overload()) else target.name()
     module = getattr(target, "__module__", None) or type(target).__module__
     return f"{module.removeprefix('_')}.{getattr(target, '__qualname__', repr(target))}"
 

@@ -18,18 +18,17 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from torchair_ref import _refs
+from torchair_ref import _refs, _torch
 from torchair_ref.errors import UncacheableError
 
 _GRAPH = {"graph": "compiled"}
-_INJECTED_PREFIXES = ("__compiled_fn", "__import_", "___", "__builtins_dict")
+#: how a record names Dynamo's utils module, whose helpers a warm start serves from `_DYNAMO_HOOKS`
+_DYNAMO_UTILS = {"module": _torch.DYNAMO_UTILS}
 
 
 def transformed_code(code: types.CodeType) -> types.CodeType:
     """The code object Dynamo produced for `code` (exactly one, since a cached function is traced once)."""
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-
-    entries = _debug_get_cache_entry_list(code)
+    entries = _torch.cache_entries(code)
     if len(entries) != 1:
         raise UncacheableError(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}, expected 1")
     return entries[0].code
@@ -44,20 +43,20 @@ def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also:
         raise UncacheableError(f"the traced code assigns the module globals {sorted(stores)}")
     refs: dict[str, dict[str, str]] = {}
     for name in sorted(_all_names(code) | set(also)):
-        if name.startswith("__resume_at"):
+        if name.startswith(_torch.RESUME_AT):
             raise UncacheableError(f"the traced code continues in {name} (a graph break), which cannot be cached")
-        if not name.startswith(_INJECTED_PREFIXES) or name not in module_globals:
+        if not name.startswith(_torch.INJECTED_PREFIXES) or name not in module_globals:
             continue
-        if name.startswith("__compiled_fn"):
+        if name.startswith(_torch.COMPILED_FN):
             refs[name] = dict(_GRAPH)
-        elif name.startswith("__builtins_dict"):
+        elif name.startswith(_torch.BUILTINS_DICT):
             refs[name] = {"builtins": "dict"}
         else:
             try:
                 refs[name] = _refs.describe(module_globals[name])
             except _refs.UnreferenceableError as exc:
                 raise UncacheableError(f"the traced code reads {name}: {exc}") from exc
-            if refs[name] == {"module": "torch._dynamo.utils"} and not _attributes_read(code, name) <= _HOOK_NAMES:
+            if refs[name] == _DYNAMO_UTILS and not _attributes_read(code, name) <= _HOOK_NAMES:
                 refs[name]["stand_in"] = "no"
     graphs = [n for n, r in refs.items() if r == _GRAPH]
     if len(graphs) != 1:
@@ -218,36 +217,12 @@ def _resolve(ref: dict[str, str]) -> Any:
         import builtins
 
         return builtins.__dict__
-    if ref == {"module": "torch._dynamo.utils"} and ref["module"] not in sys.modules:
+    if ref == _DYNAMO_UTILS and _torch.DYNAMO_UTILS not in sys.modules:
         return _DYNAMO_HOOKS  # importing Dynamo costs more than a second; the code only calls these helpers
     return _refs.resolve(ref)
 
 
-_PROFILER = torch.autograd.profiler
-
-
-def _record_pregraph_bytecode_enter() -> Any:
-    """Dynamo's profiler range around the bytecode before the graph: a range only while the profiler runs (on
-    every call, so it costs one attribute read otherwise)."""
-    if not _PROFILER._is_profiler_enabled:
-        return None
-    manager = torch._C._profiler._RecordFunctionFast("Pregraph bytecode")
-    manager.__enter__()
-    return manager
-
-
-def _record_pregraph_bytecode_exit(manager: Any) -> None:
-    if manager is not None:
-        manager.__exit__(None, None, None)
-
-
-_DYNAMO_HOOKS = types.SimpleNamespace(
-    record_pregraph_bytecode_enter=_record_pregraph_bytecode_enter,
-    record_pregraph_bytecode_exit=_record_pregraph_bytecode_exit,
-    call_size=lambda x, i: x.size(i),
-    call_stride=lambda x, i: x.stride(i),
-    call_storage_offset=lambda x: x.storage_offset(),
-)
+_DYNAMO_HOOKS = _torch.dynamo_utils_stand_in()
 _HOOK_NAMES = set(vars(_DYNAMO_HOOKS))
 
 

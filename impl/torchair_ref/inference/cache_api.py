@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.inference.cached import CachedFunction
 
 logger = logging.getLogger("torchair_ref")
@@ -48,7 +49,7 @@ def cache_compile(
         raise TypeError(f"cache_dir must be a path (str or os.PathLike) or None, got {type(cache_dir).__name__}")
     if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
         raise TypeError(
-            f"custom_decompositions must be a dict as from torch._decomp.get_decompositions, got "
+            f"custom_decompositions must be a dict as from {_torch.DECOMPOSITIONS_FROM}, got "
             f"{type(custom_decompositions).__name__}"
         )
     if cache_dir and os.path.exists(cache_dir):

@@ -4,7 +4,7 @@
 first call, by following each source from the live module and the function's globals. `guarded_method` wraps the
 warm function in a function with the method's own signature whose body is one generated boolean expression over the
 arguments (`when == "call"`): sizes and symbolic relations, None-ness, container lengths, values, aliasing, and the
-ambient state (PyTorch's C++ `GlobalStateGuard`, loaded from `torch._C` without Dynamo). A call that fails it goes to
+ambient state (PyTorch's C++ `GlobalStateGuard`, loaded through `_torch` without Dynamo). A call that fails it goes to
 `on_fail` with the failing check, before any kernel runs. Only integers, identifiers and the validated templates of
 `guard_spec` reach generated code.
 """
@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import torch
 
-from torchair_ref import _refs
+from torchair_ref import _refs, _torch
 from torchair_ref.inference import guard_spec
 
 
@@ -145,8 +145,7 @@ def tensor_fits(value: Any, spec: dict) -> bool:
 def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     """GLOBAL_STATE as two C++ guards, by the caller's grad mode: the cold trace ran with grad off (CC-16), and so
     does the warm graph whatever the caller's mode, so grad mode is the one field the warm call need not match."""
-    from torch._C._dynamo.guards import GlobalStateGuard
-
+    GlobalStateGuard = _torch.global_state_guard()  # noqa: N806 - torch's class
     checks = {}
     for grad in (False, True):
         fields = json.loads(state)
@@ -239,12 +238,10 @@ def _test(spec: dict, i: int, namespace: dict, params: set) -> str:
         namespace["_tq_grad"] = torch.is_grad_enabled
         return "_tq_state[_tq_grad()]()"
     if check == "function_modes":
-        namespace["_tq_modes"] = torch._C._len_torch_function_stack
+        namespace["_tq_modes"] = _torch.torch_function_mode_count()
         return "not _tq_modes()"
     if check == "default_device":
-        import torch.utils._device as device
-
-        namespace["_tq_device"] = device
+        namespace["_tq_device"] = _torch.default_device_module()
         namespace[f"_tq_v{i}"] = spec["device"]
         if spec["device"] is None:
             return "_tq_device.CURRENT_DEVICE is None"

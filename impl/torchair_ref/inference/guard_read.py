@@ -1,7 +1,7 @@
 """Read what Dynamo guarded for the cached frame, at the cold trace (SPEC CC-21): the one place that walks Dynamo's
 private guard tree (torch 2.13 and 2.14 lay it out the same way).
 
-The frame's cache entry (`torch._dynamo.eval_frame._debug_get_cache_entry_list`) holds a `GuardManagerWrapper`; its
+The frame's cache entry (`_torch.cache_entries`) holds a `GuardManagerWrapper`; its
 `root` is a tree of `GuardManager`s, one per source (`L['x']`, `L['self']._modules['lin']`, `G['helper']`), each with
 leaf guards (`get_leaf_guards()`: the class name is the kind, `verbose_code_parts()` the text); a `DictGuardManager`
 also fixes its dict's length and guards its entries by insertion index (`get_key_value_managers()`); the shape
@@ -14,20 +14,18 @@ import inspect
 import types
 from typing import Any
 
-from torchair_ref.inference import guard_spec
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.errors import UncacheableError
-from torchair_ref.inference import guard_check, record
+from torchair_ref.inference import guard_check, guard_spec, record
 
 
 def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
                 graph_inputs: frozenset[str]) -> list[dict[str, Any]]:
     """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), evaluated against the
     first call's `args`/`kwargs`; raises `guard_spec.UnknownGuard` naming a guard that cannot be translated."""
-    from torch._dynamo.eval_frame import _debug_get_cache_entry_list
-
-    entries = _debug_get_cache_entry_list(code)
+    entries = _torch.cache_entries(code)
     if len(entries) != 1:
         raise guard_spec.UnknownGuard(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}")
     wrapper = entries[0].guard_manager
@@ -86,9 +84,7 @@ _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks")
 
 def _value(kind: str, source: str | None, value_at: Any) -> Any:
     if kind == "DEFAULT_DEVICE":
-        import torch.utils._device as device
-
-        return device.CURRENT_DEVICE
+        return _torch.default_device_module().CURRENT_DEVICE
     if source is None:
         raise guard_spec.UnknownGuard(f"{kind} on no source")
     try:
@@ -104,19 +100,16 @@ def trace_facts() -> tuple[Any, list[record.TracedSource] | UncacheableError]:
     is not cached.
     """
     try:
-        from torch._guards import CompileContext
-
-        trace = CompileContext.current_trace_id()
-        compile_id: Any = trace.compile_id if trace is not None else UncacheableError("Dynamo gave no compile id")
+        compile_id: Any = _torch.current_compile_id()
+        if compile_id is None:
+            compile_id = UncacheableError("Dynamo gave no compile id")
     except Exception as exc:  # noqa: BLE001 - a private API of another torch release: not cacheable, still runs
         compile_id = UncacheableError(f"Dynamo's compile id is not readable on torch {torch.__version__}: {exc!r}")
     try:
-        from torch._guards import TracingContext
-
-        codes = TracingContext.get_traced_code()
+        codes = _torch.traced_code()
         if not codes:
             return compile_id, UncacheableError("Dynamo reported no traced code")
-        return compile_id, record.traced_sources(list(codes))
+        return compile_id, record.traced_sources(codes)
     except Exception as exc:  # noqa: BLE001 - as above
         return compile_id, UncacheableError(
             f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it")

@@ -40,6 +40,7 @@ from typing import Any, Iterable
 
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.inference.guard_values import (  # noqa: F401 - re-exported: the checks' one vocabulary
     UnknownGuard, class_digest, code_digest, describe_class, describe_object, from_literal, literal, qualified_name,
 )
@@ -48,11 +49,10 @@ from torchair_ref.inference.guard_values import (  # noqa: F401 - re-exported: t
 
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
-_HELPERS = {"___odict_getitem": "item", "type": "type", "dict": "dict"}
+_HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
 _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
 _FUNCTIONS = frozenset({"max", "min", "abs", "isnan"})
-_SAVED_TENSOR_HOOKS = "torch._functorch.aot_autograd.utils.top_saved_tensors_hooks ids == None"
 _NO_CHECK = frozenset({"DIMENSION_DYNAMIC_MARKING_GUARD"})
 _SIZE_STRIDE = re.compile(r"size=\[([^\]]*)\], stride=\[([^\]]*)\]")
 
@@ -249,7 +249,7 @@ def translate(kind: str, source: str | None, parts: list[str], value: Any, *, fi
     trace (read only for kinds that need it), `fixed` the frame's locals that are not arguments of the call (`self`,
     closure cells: see `when`), `graph_inputs` the sources that are inputs of the compiled graph."""
     text = parts[0] if parts else ""
-    if kind in _NO_CHECK or (kind == "LAMBDA_GUARD" and text == _SAVED_TENSOR_HOOKS):
+    if kind in _NO_CHECK or (kind == "LAMBDA_GUARD" and text == _torch.SAVED_TENSOR_HOOKS_GUARD):
         return []
     if kind == "GLOBAL_STATE":
         state = text.partition(" against ")[2]

@@ -13,7 +13,11 @@ from typing import Any
 
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.errors import TorchairRefError
+
+#: torch's operator classes, bound once (`describe_object` may run per call)
+_OP_TYPES = (_torch.op_overload(), _torch.op_overload_packet())
 
 
 class UnknownGuard(TorchairRefError, ValueError):
@@ -111,7 +115,7 @@ def describe_object(obj: Any) -> dict[str, Any]:
 
 
 def _is_torch_op(obj: Any) -> bool:
-    return isinstance(obj, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+    return isinstance(obj, _OP_TYPES)
 
 
 def literal(value: Any) -> Any:

@@ -6,7 +6,7 @@ bound by one size or stride must agree wherever else it appears, and a compound 
 actual value (the kernels index with them). `contiguous` marks a tensor whose symbolic strides are row-major.
 `mismatch` is the full check in
 Python (pure: it returns what does not fit, or None). `GraphInputCheck` runs the full check on the first call, then
-builds PyTorch's C++ `TensorGuards` (part of `torch._C`, no Dynamo import) from the inputs that passed, with the
+builds PyTorch's C++ `TensorGuards` (`_torch.tensor_guards`, no Dynamo import) from the inputs that passed, with the
 symbolic dims left free: later calls cost one C++ call, and only an input it rejects goes through the full check
 again. A mismatch never reaches a kernel. `guaranteed_layouts` says which inputs' sizes and strides both paths fix
 completely, so that the graph loader can leave out Inductor's own asserts of the same (`compilers.inductor`).
@@ -21,7 +21,11 @@ from typing import Any, Callable
 
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.errors import TorchairRefError
+
+#: grad mode without a context-manager object, bound once: every warm call switches it (CC-16)
+_SET_GRAD = _torch.set_grad_enabled_fn()
 
 
 @dataclass(frozen=True)
@@ -250,12 +254,10 @@ class GraphInputCheck:
         dtype, device, rank, static sizes and strides; `is_contiguous` and the symbols' relations, as one
         expression generated from the record's (validated) integers and index names. It takes exactly as many
         positional arguments as the graph has inputs (the bytecode always passes them so)."""
-        from torch._C._dynamo.guards import TensorGuards
-
         at = self._tensor_at
         tensors = [first[i] for i in at]
         metas = [self._inputs[i] for i in at]
-        guards = TensorGuards(
+        guards = _torch.tensor_guards()(
             *tensors,
             dynamic_dims_sizes=[_static(t.size(), fixed_sizes(m)) for t, m in zip(tensors, metas)],
             dynamic_dims_strides=[_static(t.stride(), m["stride"]) for t, m in zip(tensors, metas)],
@@ -266,7 +268,7 @@ class GraphInputCheck:
         relations = relation_tests(self._inputs, arg="a{}")
         namespace: dict[str, Any] = {
             "check": guards.check, "boxed": self._boxed, "slow": self._checked_call,
-            "grad_enabled": torch.is_grad_enabled, "set_grad": torch._C._set_grad_enabled,
+            "grad_enabled": torch.is_grad_enabled, "set_grad": _SET_GRAD,
         }
         if relations is None:
             namespace["related"] = SymbolicCheck(self._inputs).ok
@@ -293,11 +295,11 @@ def without_grad(boxed: Callable[[list], Any], args: list) -> Any:
     """CC-16: run the graph's kernels with grad mode off, restoring the caller's mode."""
     if not torch.is_grad_enabled():
         return boxed(args)
-    torch._C._set_grad_enabled(False)
+    _SET_GRAD(False)
     try:
         return boxed(args)
     finally:
-        torch._C._set_grad_enabled(True)
+        _SET_GRAD(True)
 
 
 def fixed_sizes(meta: dict) -> list:
@@ -368,7 +370,7 @@ def _static(actual: Any, recorded: list) -> list:
 
 def inference(method: Callable) -> Callable:
     """CC-16: run without autograd, so outputs carry no graph."""
-    set_grad = torch._C._set_grad_enabled
+    set_grad = _SET_GRAD
     grad_enabled = torch.is_grad_enabled
 
     def call(*args: Any, **kwargs: Any) -> Any:
