@@ -1,8 +1,7 @@
 """The file layer (`torchair_ref._files`): one atomic writer with the caller's mode, temporary files of killed
-writers removed, nothing half-written left (CC-11, EX-2); and the layers above it never import back upwards."""
+writers removed, nothing half-written left (CC-11, EX-2). That no layer imports back upwards is tests/test_layers.py."""
 from __future__ import annotations
 
-import ast
 import fcntl
 import os
 import stat
@@ -10,11 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import torchair_ref
 from torchair_ref import _files
-
-PACKAGE = Path(torchair_ref.__file__).parent
-
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -67,25 +62,3 @@ def test_temps_of_killed_writers_go_those_of_live_ones_stay(tmp_path: Path) -> N
         assert sorted(p.name for p in tmp_path.iterdir()) == [".out.live.tmp", "out"]
     finally:
         os.close(fd)
-
-
-def _imports(path: Path) -> set[str]:
-    """The torchair_ref modules `path` imports, relative imports resolved."""
-    package = ".".join(("torchair_ref", *path.parent.relative_to(PACKAGE).parts))
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
-            module = ".".join(p for p in (base, node.module or "") if p)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name.startswith("torchair_ref")}
-
-
-@pytest.mark.parametrize("below", ["_files.py", "errors.py", "compilers", "export"])
-def test_lower_layers_never_import_inference(below: str) -> None:
-    paths = [PACKAGE / below] if below.endswith(".py") else sorted((PACKAGE / below).rglob("*.py"))
-    upward = {str(p.relative_to(PACKAGE)): sorted(n for n in _imports(p) if n.startswith("torchair_ref.inference"))
-              for p in paths}
-    assert not {k: v for k, v in upward.items() if v}, upward

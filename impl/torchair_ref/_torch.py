@@ -172,6 +172,14 @@ def is_concrete_int() -> Callable[[Any], bool]:
     return found
 
 
+def resolve_process_group() -> Callable[[str], Any]:
+    """`torch.distributed.distributed_c10d._resolve_process_group`: the group-name -> ProcessGroup lookup c10d's
+    functional collectives use, for the group names in an exported graph (export, EX-5). Checked: 2.13.0, 2.14.1."""
+    from torch.distributed.distributed_c10d import _resolve_process_group as found
+
+    return found
+
+
 # -- warm: torch._C and modules `import torch` loads (no Dynamo, no Inductor) ------------------------------------
 
 def op_overload() -> type:

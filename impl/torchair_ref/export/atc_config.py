@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from torchair_ref import _torch
+
 MODEL_RELATION_CONFIG = "model_relation_config.json"
 NUMA_CONFIG = "numa_config.json"
 
@@ -60,6 +62,6 @@ def render(config: dict[str, Any]) -> bytes:
 def group_ranks(group_names: list[str]) -> dict[str, list[int]]:
     """EX-5: the global ranks of each named process group (torch.distributed must be initialised)."""
     import torch.distributed as dist
-    from torch.distributed.distributed_c10d import _resolve_process_group  # the name -> group lookup c10d uses
 
-    return {name: sorted(dist.get_process_group_ranks(_resolve_process_group(name))) for name in group_names}
+    resolve = _torch.resolve_process_group()
+    return {name: sorted(dist.get_process_group_ranks(resolve(name))) for name in group_names}
