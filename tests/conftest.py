@@ -9,8 +9,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pytest
 
-from conformance import process
-from tests import suite_sessions
+from torchair_conformance import process
+from tests.suite import sessions as suite_sessions
 
 PROGRAMS = Path(__file__).parent / "programs"
 _ROOT = str(Path(__file__).resolve().parent.parent)
@@ -24,7 +24,7 @@ def program_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def start_program(program: str, job: dict[str, Any], folder: Path, cwd: Path, env: Mapping[str, str] | None = None,
                   python_flags: Sequence[str] = ()) -> process.Started:
-    """`python -m tests.programs.<program>` on `job` (`conformance.process`), its files in `folder`, run in `cwd`."""
+    """`python -m tests.programs.<program>` on `job` (`torchair_conformance.process`), its files in `folder`, run in `cwd`."""
     return process.start(f"tests.programs.{program}", job, folder, cwd=cwd, env=program_env(env),
                          python_flags=python_flags)
 
@@ -59,7 +59,7 @@ def _isolated_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     monkeypatch.chdir(tmp_path)
 
 
-# -- suite sessions in the background (tests/suite_sessions.py) ----------------------------------------------------
+# -- suite sessions in the background (tests/suite/sessions.py) ----------------------------------------------------
 
 _BACKGROUND = pytest.StashKey[suite_sessions.Background]()
 

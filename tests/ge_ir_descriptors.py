@@ -1,6 +1,6 @@
 """The committed GE IR descriptors (EX-7): each ``ge_ir.proto`` compiled by protoc into ``ge_ir.desc`` beside it.
 
-The reference (``impl/torchair_ref/export``) and the suite (``conformance``) each build their message classes from
+The reference (``impl/torchair_ref/export``) and the suite (``torchair_conformance``) each build their message classes from
 their own ``ge_ir.desc``, a serialized ``FileDescriptorSet``, so neither needs protoc at install or import time.
 protoc comes from the ``grpcio-tools`` wheel (the ``test`` extra). After editing a ``ge_ir.proto``, regenerate::
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMAS = (ROOT / "impl" / "torchair_ref" / "export" / "ge_ir.proto", ROOT / "conformance" / "ge_ir.proto")
+SCHEMAS = (ROOT / "impl" / "torchair_ref" / "export" / "ge_ir.proto", ROOT / "torchair_conformance" / "ge_ir.proto")
 REGENERATE = "python -m tests.ge_ir_descriptors"
 
 

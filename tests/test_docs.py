@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import clauses
+from torchair_conformance import clauses
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 #: the contract's files the repository carries, each a byte-identical copy of the shared one
 CONTRACT = ("SPEC.md", "GE_IR.md")
 #: the pages whose relative links must resolve inside the clone
-PAGES = ("README.md", "conformance/README.md", "docs/reliability.md", "docs/overhead.md")
+PAGES = ("README.md", "torchair_conformance/README.md", "docs/reliability.md", "docs/overhead.md")
 
 
 @pytest.mark.parametrize("name", CONTRACT)
@@ -23,7 +23,7 @@ def test_docs_copy_of_the_contract_is_the_shared_one(name: str) -> None:
         pytest.skip(f"no {SHARED / name}: a plain clone has only docs/{name}, nothing to keep in step with")
     assert (ROOT / "docs" / name).read_bytes() == (SHARED / name).read_bytes(), (
         f"docs/{name} differs from {SHARED / name}: copy the shared one over it (cp {SHARED / name} docs/), then "
-        f"`python -m conformance clauses --write-packaged` if SPEC changed")
+        f"`python -m torchair_conformance clauses --write-packaged` if SPEC changed")
 
 
 def test_spec_is_found_in_docs_before_the_packaged_copy(tmp_path: Path) -> None:
@@ -39,7 +39,7 @@ def test_spec_is_found_in_docs_before_the_packaged_copy(tmp_path: Path) -> None:
 def test_packaged_clause_list_is_generated_from_docs_spec() -> None:
     spec = (ROOT / "docs" / "SPEC.md").read_text(encoding="utf-8")
     assert clauses.PACKAGED.read_text(encoding="utf-8") == clauses.render_packaged(clauses.parse_spec(spec)), (
-        "conformance/SPEC_clauses.txt is stale: run `python -m conformance clauses --write-packaged`")
+        "torchair_conformance/SPEC_clauses.txt is stale: run `python -m torchair_conformance clauses --write-packaged`")
 
 
 @pytest.mark.parametrize("page", PAGES)

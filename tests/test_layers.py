@@ -1,5 +1,5 @@
 """The architecture as a test: which layer of the reference may import which, and what crosses between the products
-(where torch's private names may appear is tests/test_torch_seam.py).
+(where torch's private names may appear is tests/reference/test_torch_seam.py).
 
 Read from the source with `ast` (nothing is imported): an import inside a function counts like one at the top, so a
 lazy import cannot hide an arrow that runs back up.

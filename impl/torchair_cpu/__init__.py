@@ -5,7 +5,7 @@ fetched with ``pip download --no-deps`` and its TorchAir sources extracted into 
 (``torchair_cpu.wheel``); a meta-path finder makes them importable as ``torchair`` with stand-ins for the four native
 modules (``torchair_cpu.finder``, ``torchair_cpu.standins``). ``torch_npu`` itself is never imported (IMPL-3).
 
-What runs on CPU (conformance/README.md has the table): configs and backends, ``cache_compile`` end to end in
+What runs on CPU (torchair_conformance/README.md has the table): configs and backends, ``cache_compile`` end to end in
 max-autotune (Dynamo, upstream's FX->GE conversion, codegen, the cache file, fresh-process warm starts,
 ``readable_cache``), because the native graph handle ``TorchNpuGraphBase`` is backed by the project's GE executor
 (``torchair_cpu.ge``: each GE op computed with torch to CANN's semantics; an op or dtype it does not know fails naming

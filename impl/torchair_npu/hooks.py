@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator, Tuple
 
 __all__ = ["DIVERGENCES", "SURFACE", "lazy_surface", "threshold_hook"]
 
-#: the known-divergence list both adapters share (conformance/known_divergences/torchair.txt)
+#: the known-divergence list both adapters share (torchair_conformance/known_divergences/torchair.txt)
 DIVERGENCES = "torchair"
 #: the IMPL-1 surface an adapter takes from upstream's ``torchair``
 SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "logger")

@@ -1,7 +1,7 @@
 """What every mutant shares: the reference's surface (IMPL-1), of which a mutant changes one part.
 
 A mutant is one module, ``tests/mutants/<name>.py``, run as ``--impl tests.mutants.<name>``. It sets ``BREAKS``, the
-clauses it breaks (``tests/test_conformance_mutants.py`` reads it without importing the module, since a mutant may
+clauses it breaks (``tests/suite/test_conformance_mutants.py`` reads it without importing the module, since a mutant may
 change the reference in the process that imports it), sets ``__getattr__ = reference_for(globals())`` and defines
 only what it changes: every other name of the surface is then the reference's (PEP 562). A module-level
 ``cache_compile`` or ``readable_cache`` takes the reference's place in ``inference``.

@@ -1,6 +1,6 @@
 """A fresh process for the tests: build a model, call its cache_compile'd methods, reply with one JSON report.
 
-Usage: python -m tests.programs.cache_run, job in and report out as `conformance.process` says. Job keys: model
+Usage: python -m tests.programs.cache_run, job in and report out as `torchair_conformance.process` says. Job keys: model
 ("seed": the zoo's seed example, "mlp" or "closure"), seed, calls (list of {"method": ..., "batch": ...}),
 run_eagerly, mode, dynamic, ge_cache, cache_dir. The report holds output digests, Dynamo's counters read after the
 calls, which compiler modules were imported, and the warnings issued.
@@ -16,8 +16,8 @@ from typing import List
 import torch
 
 import torchair_ref
-from conformance import models, process
-from conformance.models import InputMeta
+from torchair_conformance import models, process
+from torchair_conformance.models import InputMeta
 
 
 class SeedModel(models.SeedModel):

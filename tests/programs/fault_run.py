@@ -9,7 +9,7 @@ dynamic, ge_cache):
 - ``pause_at`` (a list of steps), ``signals`` (a folder): at each step create ``<signals>/<step>.paused``, then wait
   until ``<signals>/<step>.go`` exists.
 - ``fsize``: RLIMIT_FSIZE in bytes around the calls (CPython ignores SIGXFSZ: writes fail with EFBIG).
-- ``export``: instead of caching, ``dynamo_export`` tests.export.models.TwoLayer to this directory, every weight
+- ``export``: instead of caching, ``dynamo_export`` tests.reference.export.models.TwoLayer to this directory, every weight
   in a file.
 
 Prints one line ``REPORT {json}``: per run, the output digests, the largest absolute difference from the plain
@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 import torchair_ref
-from conformance.models import InputMeta
+from torchair_conformance.models import InputMeta
 from tests.programs.cache_run import SeedModel, build, digest
 from torchair_ref import _files
 
@@ -173,7 +173,7 @@ def max_diff(out: Any, expected: Any) -> float:
 
 
 def export(job: dict) -> dict:
-    from tests.export.models import TwoLayer
+    from tests.reference.export.models import TwoLayer
     from torchair_ref.export import dynamo_export, externalize_threshold
 
     torch.manual_seed(job.get("seed", 0))

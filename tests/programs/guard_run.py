@@ -1,6 +1,6 @@
 """A fresh process for the guard tests: run a case script as `__main__`, call its cached method, compare with eager.
 
-Usage: python -m tests.programs.guard_run, job in and report out as `conformance.process` says. Job keys: script
+Usage: python -m tests.programs.guard_run, job in and report out as `torchair_conformance.process` says. Job keys: script
 (path of a case script), phase (a name the script reads as the global PHASE at import time, e.g. "cold" or
 "warm"), dynamic, run_eagerly (default true; false compiles with Inductor). The script runs as `__main__` (as `python script.py` would: its classes live in `__main__`),
 ends with `RUN(build, calls)` (RUN is given to it as a global) and defines `build(options) -> module` whose `cached` attribute is the cache_compile'd `run` method, and
@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 import torchair_ref
-from conformance import process
+from torchair_conformance import process
 
 def same(a: Any, b: Any) -> bool:
     """Equal as a user would check eager against compiled: dtype, shape, then values within float tolerance."""

@@ -1,8 +1,0 @@
-"""Warm run: a fresh process that should load the artifact a cold run left, with no Dynamo tracing (CC-14)."""
-
-import sys
-
-from conformance.workers.common import main
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,71 @@
+"""`--model package.module:factory`: benchmark your own model; the contract is checked before any measurement."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from torchair_conformance.bench import cli, models, preflight, presets
+
+F = "tests.bench.factories"
+
+
+def test_a_factory_that_keeps_the_contract_builds_like_a_preset() -> None:
+    built = models.build(f"{F}:mlp")
+    assert built.method == "forward" and not built.module.training and built.kwargs == {"scale": 2.0}
+    again = models.build(f"{F}:mlp")
+    assert torch.equal(built.bound()(*built.args, **built.kwargs), again.bound()(*again.args, **again.kwargs)), \
+        "seeded before the factory is called: the same weights and inputs in every process"
+
+
+@pytest.mark.parametrize("factory, message", [
+    ("tests.no_such_module:mlp", "cannot import 'tests.no_such_module': ModuleNotFoundError"),
+    (f"{F}:nothing", f"{F} has no function 'nothing'"),
+    (f"{F}:NOT_CALLABLE", "(it is a int)"),
+    (f"{F}:two_items", "must return (module, method, args) or (module, method, args, kwargs), got tuple (Mlp("),
+    (f"{F}:not_a_module", "the module it returns must be a torch.nn.Module, got function"),
+    (f"{F}:no_such_method", "must name a method of Mlp (e.g. 'forward'), got 'decode'"),
+    (f"{F}:raises", "raises() raised RuntimeError('the checkpoint is missing')"),
+])
+def test_a_broken_contract_is_named(factory: str, message: str) -> None:
+    with pytest.raises(models.ModelError) as caught:
+        models.from_factory(factory)
+    assert str(caught.value).startswith(f"--model {factory}: ") and message in str(caught.value), str(caught.value)
+
+
+def test_names_that_are_neither_a_preset_nor_a_factory() -> None:
+    assert presets.is_factory("my_pkg.models:make") and presets.canonical("my_pkg.models:make") == "my_pkg.models:make"
+    for name in ("my_pkg.models", "my_pkg.models:make:x", "my-pkg:make", ":make"):
+        with pytest.raises(ValueError, match="or your own model as package.module:factory"):
+            presets.canonical(name)
+
+
+def test_preflight_runs_the_factory_once_on_its_inputs() -> None:
+    job = {"impl": "torchair_ref", "device": None}
+    assert preflight.check({**job, "model": f"{F}:mlp"}) == {"error": None, "device": "cpu", "method": "forward", "label": ""}
+    problem = preflight.check({**job, "model": f"{F}:wrong_inputs"})["error"]
+    assert problem.startswith(f"--model {F}:wrong_inputs: forward(...) failed on the example inputs it returns: "
+                              "RuntimeError("), problem
+
+
+def test_a_broken_factory_is_refused_before_measuring(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["--model", f"{F}:no_such_method", "--history", str(tmp_path), "--rounds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: --model {F}:no_such_method: the method it returns must name a method of Mlp" in err, err
+    assert "round 1" not in err and "Traceback" not in err and not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_a_factory_model_is_benchmarked_cold_and_warm(tmp_path: Path) -> None:
+    status = cli.main(["--model", f"{F}:mlp", "--run-eagerly", "--rounds", "1", "--baselines", "eager",
+                       "--no-overhead", "--history", str(tmp_path / "history"), "--json", str(tmp_path / "run.json")])
+    assert status == 0
+    records = {r["variant"]: r for r in json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))}
+    assert sorted(records) == ["eager", "impl-cold", "impl-warm"]
+    assert records["impl-warm"]["bench"]["model"] == f"{F}:mlp" and records["impl-warm"]["bench"]["method"] == "forward"
+    warm = records["impl-warm"]["samples"][0]
+    # Loaded, not traced; whether Dynamo was imported is the implementation's finding (for this model the
+    # reference's eager graph imports it), not the factory's.
+    assert warm["cache_hit"] and warm["matches_cold"] and warm["traced"]["unique_graphs"] == 0, warm

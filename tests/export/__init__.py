@@ -1,1 +1,0 @@
-"""Helpers for the dynamo_export tests (tests/test_export_*.py)."""

@@ -1,0 +1,184 @@
+"""White-box tests of the guard translation and its Dynamo-free checks (SPEC CC-21, CC-22)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+import torch
+
+from torchair_ref.inference import guard_check, guard_spec
+
+
+
+def test_sources_parse_into_steps():
+    assert guard_spec.parse_source("L['self']._modules['lin']._parameters['weight']") == (
+        ["L", "self"], [["attr", "_modules"], ["item", "lin"], ["attr", "_parameters"], ["item", "weight"]])
+    hooks = "L['self']._forward_hooks"
+    assert guard_spec.parse_source(f"{hooks}[list(dict.keys({hooks}))[1]].__code__")[1][-2:] == [
+        ["at", 1], ["attr", "__code__"]]
+    assert guard_spec.parse_source("dict(type(G['m']).__mro__[1].__dict__)")[1] == [
+        ["type", None], ["attr", "__mro__"], ["item", 1], ["attr", "__dict__"], ["dict", None]]
+    for bad in ("L['x'].__class__.__subclasses__()", "__import__('os')", "L[0]", "L['x'][L['y']]"):
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_source(bad)
+
+
+@pytest.mark.parametrize("source", [
+    "L['self']._modules['blocks']._modules['0']._parameters['weight']", "G['x']", "L['kv'][0]", "L['kv'][10]",
+    "L['m']['a.b]c']", "L['m']['\"q\"']", "L['x'].é", "L['x'].class", "L['x'][01]", "L['x'][-1]", "L['x'] [0]",
+    "L['x'].size()[0]", "L['a'].b.c['d'][2].e",
+])
+def test_the_plain_source_reader_agrees_with_the_parser(source):
+    """The regex fast path of `parsed_source` reads a source exactly as `ast` does, or leaves it to `ast`."""
+    try:
+        expected = guard_spec._parse_with_ast(source)
+    except guard_spec.UnknownGuard:
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_source(source)
+        return
+    assert guard_spec.parse_source(source) == (list(expected[0]), [list(step) for step in expected[1]])
+
+
+def test_shape_expressions_become_templates_and_reject_other_code():
+    template, sources = guard_spec.parse_expression("L['n'] >= 0 and L['n'] <= L['x'].size()[0]")
+    assert sources == ["L['n']", "L['x'].size()[0]"]
+    assert template == "_s0 >= 0 and _s0 <= _s1"
+    assert guard_spec.substitute(template, {"_s0": "n", "_s1": "x.size()[0]"}, "_p_") == "n >= 0 and n <= x.size()[0]"
+    for bad in ("L['x'].size()[0] + __import__('os').getpid()", "[i for i in L['x']]", "L['x'].storage().data_ptr()"):
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_expression(bad)
+
+
+def test_a_float_argument_guard_is_kept_as_isnan():
+    """A float argument the graph specialised on: Dynamo guards `not math.isnan(...)`; other calls stay refused."""
+    template, sources = guard_spec.parse_expression("not math.isnan(L['scale'])")
+    assert (template, sources) == ("not isnan(_s0)", ["L['scale']"])
+    assert guard_spec.substitute(template, {"_s0": "scale"}, "_p_") == "not _p_isnan(scale)"
+    for bad in ("not os.isnan(L['scale'])", "math.sqrt(L['scale']) > 0"):
+        with pytest.raises(guard_spec.UnknownGuard):
+            guard_spec.parse_expression(bad)
+
+
+def test_when_depends_on_the_root():
+    assert guard_spec.when(["L['x'].size()[0]"], frozenset({"self"})) == "call"
+    assert guard_spec.when(["L['self'].kind", "G['helper'].__code__"], frozenset({"self"})) == "first"
+
+
+def test_unknown_kind_is_refused_with_its_name():
+    with pytest.raises(guard_spec.UnknownGuard, match="DICT_VERSION"):
+        guard_spec.translate("DICT_VERSION", "G['table']", ["___dict_version(G['table']) == 7"], {},
+                             fixed=frozenset({"self"}), graph_inputs=frozenset())
+
+
+def test_comments_are_stripped_but_not_inside_strings():
+    assert guard_spec.strip_comment("L['mode'] == 'a # b'   # if mode == ...  # x.py:3") == "L['mode'] == 'a # b'"
+
+
+def test_code_digest_ignores_the_hash_seed():
+    program = (
+        "import sys; sys.path[:0] = sys.argv[1:]\n"
+        "from torchair_ref.inference.guard_spec import code_digest\n"
+        "def f(kind):\n    return kind in {'alpha', 'beta', 'gamma', 'delta', 'epsilon'}\n"
+        "print(code_digest(f.__code__))\n"
+    )
+    impl = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "impl")
+    digests = set()
+    for seed in ("1", "2", "3"):
+        out = subprocess.run([sys.executable, "-c", program, impl], env={**os.environ, "PYTHONHASHSEED": seed},
+                             capture_output=True, text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1, digests
+
+
+def test_class_digest_follows_the_code():
+    class A:
+        def forward(self):
+            return 1
+
+    class B:
+        def forward(self):
+            return 2
+
+    B.__qualname__ = A.__qualname__
+    assert guard_spec.class_digest(A) != guard_spec.class_digest(B)
+    assert guard_spec.class_digest(torch.nn.Linear) is None
+
+
+def test_first_call_checks_name_the_failing_guard():
+    module = torch.nn.Linear(2, 2)
+    specs = guard_spec.translate("TENSOR_MATCH", "L['self']._parameters['weight']",
+                                 ["check_tensor(L['self']._parameters['weight'], Parameter, DispatchKeySet(CPU), "
+                                  "torch.float32, device=None, requires_grad=True, size=[2, 2], stride=[2, 1])"],
+                                 module.weight, fixed=frozenset({"self"}), graph_inputs=frozenset())
+    specs += guard_spec.translate("FALSE_MATCH", "L['self'].training", ["L['self'].training == False"], False,
+                                  fixed=frozenset({"self"}), graph_inputs=frozenset())
+    module.eval()
+    assert guard_check.first_call_failure(specs, module, torch.nn.Linear.forward, {}) is None
+    module.train()
+    assert "FALSE_MATCH" in guard_check.first_call_failure(specs, module, torch.nn.Linear.forward, {})
+    wider = torch.nn.Linear(3, 2).eval()
+    assert "TENSOR_MATCH" in guard_check.first_call_failure(specs, wider, torch.nn.Linear.forward, {})
+
+
+def _wrapped(specs):
+    def method(self, x, n, *rest, mask=None, **extra):
+        return ("ran", n)
+
+    failures = []
+
+    def on_fail(spec, *args, **kwargs):
+        failures.append(spec["guard"])
+        return ("failed", spec["guard"])
+
+    wrapped = guard_check.guarded_method(method, method, specs, on_fail, {})
+    return types.MethodType(wrapped, object()), failures
+
+
+def test_per_call_checks_run_before_the_call():
+    translate = guard_spec.translate
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset({"L['x']"}))
+    specs = (
+        translate("LAMBDA_GUARD", None, ["4 <= L['x'].size()[0]", "L['n'] != 1"], None, **kw)
+        + translate("NONE_MATCH", "L['mask']", ["L['mask'] is None"], None, **kw)
+        + translate("EQUALS_MATCH", "L['n']", ["L['n'] == 3"], 3, **kw)
+        + translate("LENGTH_CHECK", "L['rest']", ["len(L['rest']) == 1"], (1,), **kw)
+        + translate("NO_TENSOR_ALIASING", None, ["check_no_aliasing(L['x'], L['rest'][0])"], None, **kw)
+    )
+    call, failures = _wrapped(specs)
+    x, y = torch.zeros(8), torch.zeros(8)
+    assert call(x, 3, y) == ("ran", 3)
+    assert call(torch.zeros(2), 3, y) == ("failed", "LAMBDA_GUARD")
+    assert call(x, 4, y) == ("failed", "EQUALS_MATCH")
+    assert call(x, 3, y, mask=y) == ("failed", "NONE_MATCH")
+    assert call(x, 3, y, y) == ("failed", "LENGTH_CHECK")
+    assert call(x, 3, x) == ("failed", "NO_TENSOR_ALIASING")
+    assert call(x, 3) == ("failed", "LENGTH_CHECK")
+
+
+def test_global_state_ignores_grad_mode_only():
+    with torch.no_grad():
+        from torch._C._dynamo.guards import GlobalStateGuard
+
+        state = GlobalStateGuard().__getstate__()
+    checks = guard_check.global_state_checks(state)
+    assert checks[torch.is_grad_enabled()]()
+    with torch.no_grad():
+        assert checks[False]()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not checks[torch.is_grad_enabled()]()
+
+
+def test_the_checks_import_no_dynamo():
+    program = (
+        "import sys; sys.path[:0] = sys.argv[1:]\n"
+        "from torchair_ref.inference import guard_check\n"
+        "guard_check.global_state_checks('{\"grad_mode\": false}') if False else None\n"
+        "from torch._C._dynamo.guards import GlobalStateGuard\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    impl = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "impl")
+    out = subprocess.run([sys.executable, "-c", program, impl], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

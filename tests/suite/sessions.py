@@ -1,0 +1,131 @@
+"""Conformance-suite sessions run in the background of ``pytest tests``.
+
+Some tests of the suite's teeth run the whole suite (or one clause of it) in a fresh pytest process: against the
+reference (``test_conformance_reference.py``) and against each mutant (``test_conformance_mutants.py``). Such a
+test carries ``@pytest.mark.suite_session(SuiteRun(...))``. As soon as collection ends, every selected session is
+started in a pool (``tests/conftest.py``); the tests that wait for them run last. While the other tests run, the
+pool keeps one core for them and uses the rest (at least one session at a time); once the waiting tests are
+reached, it takes every core. Sessions a failing run (``-x``) leaves unfinished are cancelled or killed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANTS_DIR = ROOT / "tests" / "mutants"
+TIMEOUT_S = 1800
+
+Outcome = Tuple[int, Optional[dict], str]
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One suite session: ``impl``, only ``clauses`` (all when empty), under hypothesis ``profile``; ``own_folder``
+    runs it in an empty folder (its own hypothesis database) rather than the repository root."""
+
+    key: str
+    impl: str
+    clauses: Tuple[str, ...] = ()
+    profile: str = "dev"
+    extra_args: Tuple[str, ...] = ()
+    own_folder: bool = False
+
+
+def suite_command(impl: str, json_path: Path, clauses: Sequence[str] = (), profile: str = "dev",
+                  extra_args: Sequence[str] = ()) -> list:
+    """``python -m pytest torchair_conformance --impl IMPL -x -q [--clause ID ...]``, writing its JSON results."""
+    return [sys.executable, "-m", "pytest", str(ROOT / "torchair_conformance"), "--impl", impl, "-x", "-q",
+            *[f"--clause={cid}" for cid in clauses], "-p", "no:cacheprovider", "-p", "no:warnings",
+            f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args]
+
+
+def suite_env() -> dict:
+    """The environment of a suite session: the reference and the repository (which holds ``tests.mutants``) first
+    on PYTHONPATH; no implementation named by the environment."""
+    env = dict(os.environ)
+    path = [str(ROOT / "impl"), str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    env.pop("TORCHAIR_CONFORMANCE_IMPL", None)
+    return env
+
+
+class Background:
+    """The selected suite sessions, each started on submission in a pool of one thread per core; `slots` of them
+    run at once until `take_every_core` (then one per core)."""
+
+    def __init__(self, cores: int) -> None:
+        self._cores = max(1, cores)
+        self._slots = threading.Semaphore(max(1, self._cores - 1))
+        self._opened = False
+        self._lock = threading.Lock()
+        self._live: set = set()
+        self._closed = False
+        self._folder = Path(tempfile.mkdtemp(prefix="torchair-suite-sessions-"))
+        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._cores,
+                                                           thread_name_prefix="suite-session")
+        self.futures: Dict[str, concurrent.futures.Future] = {}
+
+    def submit(self, run: SuiteRun) -> None:
+        if run.key not in self.futures:
+            self.futures[run.key] = self._pool.submit(self._run, run)
+
+    def take_every_core(self) -> None:
+        with self._lock:
+            if not self._opened:
+                self._opened = True
+                for _ in range(self._cores - max(1, self._cores - 1)):
+                    self._slots.release()
+
+    def close(self) -> None:
+        """Cancel what has not started and kill what runs (sessions no test waits for any more)."""
+        with self._lock:
+            self._closed = True
+            live = list(self._live)
+        for future in self.futures.values():
+            future.cancel()
+        for proc in live:
+            proc.kill()
+        self._pool.shutdown(wait=True)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _run(self, run: SuiteRun) -> Outcome:
+        with self._slots:
+            work = self._folder / run.key
+            work.mkdir()
+            return self._session(run, work)
+
+    def _session(self, run: SuiteRun, work: Path) -> Outcome:
+        json_path = work / "results.json"
+        command = suite_command(run.impl, json_path, run.clauses, run.profile, run.extra_args)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"suite session {run.key} cancelled: the test run ended")
+            proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=suite_env(),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._live.add(proc)
+        try:
+            stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        finally:
+            with self._lock:
+                self._live.discard(proc)
+        document = json.loads(json_path.read_text()) if json_path.exists() else None
+        return proc.returncode, document, stdout[-4000:] + stderr[-4000:]
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

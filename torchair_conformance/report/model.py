@@ -1,0 +1,325 @@
+"""What the night says, gathered from the history, the gate, the verdict and the matrix (SPEC BE-4; pure).
+
+The report answers two questions at a glance: did this release break or slow anything, and what does the cache
+save? This module gathers the answers as data, `Report`, for the pages (`render`, through `context`) and the
+machine-readable outputs (`outputs`): the series and their runs, the saving of each series run in the latest night
+(cold → warm) with its change since the series' previous run, the regressions (one per slowed figure, its checks
+beneath), the tests whose outcome changed since the previous night, each benchmark's latest run per version set and
+per CANN version, and two CANN versions side by side (`compare`). It reads no file and knows no page: where the
+pages link to and which charts they show are the renderer's.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from torchair_conformance.report import cann as cann_mod, changes as changes_mod, gate, history, matrix as matrix_mod, stats
+from torchair_conformance.report import verdict as verdict_mod
+
+
+@dataclass
+class Run:
+    """One bench invocation of one series: its records by variant."""
+
+    run_id: str
+    date: str
+    commit: str | None
+    env: dict[str, Any]
+    bench: dict[str, Any]
+    records: dict[str, history.Record] = field(default_factory=dict)
+
+    @property
+    def summaries(self) -> dict[str, dict[str, dict[str, float]]]:
+        return {v: r.summary for v, r in self.records.items() if not r.skipped}
+
+    @property
+    def samples(self) -> dict[str, list[dict[str, Any]]]:
+        return {v: r.samples for v, r in self.records.items() if not r.skipped}
+
+    @property
+    def load_avg(self) -> dict[str, Any] | None:
+        return next((r.load_avg for r in self.records.values() if r.load_avg), None)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.commit and self.commit.endswith("+dirty"))
+
+    def median(self, variant: str, metric: str) -> float | None:
+        value = self.summaries.get(variant, {}).get(metric, {}).get("median")
+        return float(value) if value is not None else None
+
+    def view(self) -> gate.RunView:
+        return gate.RunView(self.run_id, self.date, self.commit, self.env, self.bench, self.samples, self.load_avg)
+
+    @property
+    def not_gated(self) -> str | None:
+        """Why the gate would not judge this run (too few rounds, a busy host), else None."""
+        return gate.not_gated(self.view())
+
+    @property
+    def ratios(self) -> list[stats.RatioValue]:
+        """The run's ratios against its baselines (BE-1), with their targets."""
+        return stats.ratios(self.samples)
+
+
+@dataclass
+class Series:
+    key: tuple
+    runs: list[Run]
+
+    @property
+    def latest(self) -> Run:
+        return self.runs[-1]
+
+    @property
+    def previous(self) -> Run | None:
+        return self.runs[-2] if len(self.runs) > 1 else None
+
+    @property
+    def slug(self) -> str:
+        bench = self.latest.bench
+        digest = hashlib.sha1(repr(self.key).encode()).hexdigest()[:8]
+        return f"{bench.get('model')}-{bench.get('compiler')}-{'dyn' if bench.get('dynamic') else 'static'}-{digest}"
+
+    @property
+    def title(self) -> str:
+        env, bench = self.latest.env, self.latest.bench
+        impl = f"{env.get('impl')} {env.get('impl_version') or ''}".strip()
+        return (f"{impl} · {bench.get('model')}.{bench.get('method')} · "
+                f"{bench.get('mode')} · {'dynamic' if bench.get('dynamic') else 'static'} · graph compiler "
+                f"{bench.get('compiler')} · {version_label(env)} · {env.get('device')} ({env.get('soc')})")
+
+    @property
+    def short(self) -> str:
+        """The series in a few words, for the banner: model, implementation, CANN or torch, SoC."""
+        env = self.latest.env
+        where = f"CANN {env['cann']}" if env.get("cann") else f"torch {env.get('torch')}"
+        npu = f" · torch_npu {env['torch_npu']}" if env.get("torch_npu") else ""
+        return f"{self.latest.bench.get('model')} · {env.get('impl')} · {where}{npu} · {env.get('soc')}"
+
+
+def version_label(env: Mapping[str, Any]) -> str:
+    parts = [f"torch {env.get('torch')}"]
+    if env.get("torch_npu"):
+        parts.append(f"torch_npu {env['torch_npu']}")
+    parts.append(f"CANN {env['cann']}" if env.get("cann") else "no CANN")
+    return " · ".join(parts)
+
+
+def group(records: Iterable[history.Record]) -> list[Series]:
+    """Records -> series (by key) -> runs (by run id), oldest first; series by model, implementation, version."""
+    by_key: dict[tuple, dict[str, Run]] = {}
+    for record in records:
+        runs = by_key.setdefault(record.key(), {})
+        run = runs.setdefault(record.run_id, Run(record.run_id, record.date, record.commit, record.env, record.bench))
+        run.records[record.variant] = record
+    series = [Series(key, sorted(runs.values(), key=lambda r: (r.date, r.run_id))) for key, runs in by_key.items()]
+    series.sort(key=lambda s: (str(s.latest.bench.get("model")), str(s.latest.env.get("impl")),
+                               str(s.latest.env.get("soc")), cann_mod.sort_key(s.latest.env.get("cann")),
+                               gate.version_key(s.latest.env.get("torch_npu")), s.title))
+    return series
+
+
+@dataclass(frozen=True)
+class Saving:
+    """BE-1: what the cache saves on one series' latest run (time to first output, cold → warm), and how its
+    figures moved since the series' previous run."""
+
+    series: Series
+    cold: float | None
+    warm: float | None
+    previous: Run | None
+
+    @property
+    def factor(self) -> float | None:
+        return self.cold / self.warm if self.cold and self.warm else None
+
+    def before(self, variant: str) -> float | None:
+        return self.previous.median(variant, "ttfo_s") if self.previous else None
+
+
+@dataclass(frozen=True)
+class Regression:
+    """One slowed figure of one series (fired or accepted): every check that saw it, the plain figure first."""
+
+    series: Series
+    label: str
+    status: str  # "regression" | "accepted"
+    checks: tuple[gate.Check, ...]
+
+    @property
+    def primary(self) -> gate.Check:
+        return self.checks[0]
+
+
+@dataclass
+class Comparison:
+    """Two CANN versions side by side: each comparison group's latest run on either, and the tests whose outcome
+    differs between their results (matched by implementation and SoC)."""
+
+    a: str
+    b: str
+    runs: list[tuple[str, Run | None, Run | None]] = field(default_factory=list)
+    tests: list[changes_mod.TestChange] = field(default_factory=list)
+    #: the legs (implementation and SoC) with results on both versions
+    paired: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """The night as data: everything the renderer reads, and nothing it writes."""
+
+    series: list[Series]
+    checks: gate.GateResult
+    verdict: verdict_mod.Verdict
+    matrix: matrix_mod.Matrix
+    history_files: list[str]
+    threshold: float
+    alpha: float
+    savings: list[Saving] = field(default_factory=list)
+    regressions: list[Regression] = field(default_factory=list)
+    changes: changes_mod.Changes = field(default_factory=changes_mod.Changes)
+    comparison: Comparison | None = None
+    #: benchmark (in words) -> (version set in words, its latest run), versions in order (`version_groups`)
+    versions: dict[str, list[tuple[str, Run]]] = field(default_factory=dict)
+    #: CANN over CANN: (comparison group, [(CANN version, its latest run)] in CANN order) where two or more ran
+    cann_runs: list[tuple[tuple, list[tuple[str, Run]]]] = field(default_factory=list)
+
+    @property
+    def latest(self) -> Run | None:
+        runs = [r for s in self.series for r in s.runs]
+        return max(runs, key=lambda r: (r.date, r.run_id)) if runs else None
+
+    def fired(self, series: Series) -> list[gate.Check]:
+        """The gate's regressions on `series`."""
+        return [c for c in self.checks.fired if c.series == series.key]
+
+    def not_gated(self, series: Series) -> str | None:
+        """Why `series` is shown but not gated (stale: not run in the latest night; or its latest run's reason)."""
+        return self.checks.stale.get(series.key) or series.latest.not_gated
+
+    @property
+    def nothing_checked(self) -> bool:
+        """No results document and no gate check: a verdict would say nothing."""
+        return not self.matrix.columns and not self.checks.checks
+
+
+def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold: float, alpha: float,
+          history_files: list[str], accepted: Iterable[gate.Accepted] = (), night: verdict_mod.Night | None = None,
+          previous: Mapping[str, Mapping[str, str]] | None = None,
+          compare: tuple[str, str] | None = None) -> Report:
+    """BE-4: the report's data; `previous` maps a results column label to the previous night's test outcomes."""
+    series = group(records)
+    checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, threshold=threshold, alpha=alpha,
+                           accepted=accepted)
+    runs = [r.view() for s in series for r in s.runs]
+    judged = verdict_mod.judge(matrix, checks, runs, night or verdict_mod.Night())
+    report = Report(series, checks, judged, matrix, history_files, threshold, alpha)
+    report.savings = savings(series, checks)
+    report.regressions = regressions(series, checks)
+    report.changes = changes_mod.changes(matrix, previous)
+    report.comparison = comparison(series, matrix, *compare) if compare else None
+    report.versions = version_groups(series)
+    report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
+                        for key, versions in latest_by_cann(series).items() if len(versions) >= 2]
+    return report
+
+
+def savings(series: list[Series], checks: gate.GateResult) -> list[Saving]:
+    """The saving of every series run in the latest night (stale series left out), with cold and warm TTFO."""
+    out = []
+    for s in series:
+        if s.key in checks.stale:
+            continue
+        cold, warm = s.latest.median("impl-cold", "ttfo_s"), s.latest.median("impl-warm", "ttfo_s")
+        if cold is not None or warm is not None:
+            out.append(Saving(s, cold, warm, s.previous))
+    return out
+
+
+def regressions(series: list[Series], checks: gate.GateResult) -> list[Regression]:
+    """Fired and accepted checks, one entry per series and slowed figure: a ratio check (warm/cold load) belongs
+    to its numerator's figure (warm load), so one slowdown is one entry, whatever number of checks saw it."""
+    by_key = {s.key: s for s in series}
+    plain = {(f.variant, f.metric): f.label for f in gate.FIGURES if f.den_variant is None}
+    groups: dict[tuple, list[gate.Check]] = {}
+    for check in checks.checks:
+        if check.status in ("regression", "accepted"):
+            groups.setdefault((check.series, check.figure.variant, check.figure.metric), []).append(check)
+    out = []
+    for (key, variant, metric), found in groups.items():
+        found.sort(key=lambda c: (c.figure.den_variant is not None, c.kind != "window", c.figure.key))
+        status = "regression" if any(c.fired for c in found) else "accepted"
+        out.append(Regression(by_key[key], plain.get((variant, metric), found[0].figure.label), status,
+                              tuple(found)))
+    out.sort(key=lambda r: (r.status != "regression", r.series.title, r.label))
+    return out
+
+
+def cann_versions(series: list[Series], matrix: matrix_mod.Matrix) -> list[str]:
+    """Every CANN version with benchmarks or results, in version order."""
+    found = {str(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
+    found |= {str(c.versions["cann"]) for c in matrix.columns if c.versions.get("cann")}
+    return sorted(found, key=cann_mod.sort_key)
+
+
+def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) -> Comparison:
+    """`report --compare A B`; raises ValueError naming the known versions when A or B has nothing."""
+    known = cann_versions(series, matrix)
+    for version in (a, b):
+        if version not in known:
+            raise ValueError(f"--compare: CANN {version!r} has no benchmarks or results here; known: "
+                             f"{', '.join(known) or 'none (no NPU history)'}")
+    out = Comparison(a, b)
+    for key, versions in latest_by_cann(series, (a, b)).items():
+        out.runs.append((group_title(key), versions.get(a), versions.get(b)))
+    out.runs.sort(key=lambda t: t[0])
+    columns = {(c.implementation, c.versions.get("soc"), str(c.versions.get("cann"))): c for c in matrix.columns}
+    for (impl, soc, cann), column in sorted(columns.items(), key=lambda kv: kv[1].label):
+        if cann == a and (impl, soc, b) in columns:
+            other = columns[(impl, soc, b)]
+            label = f"{impl} · {soc}: CANN {a} → {b}"
+            out.paired.append(label)
+            out.tests += changes_mod.diff(label, changes_mod.outcomes(column), changes_mod.outcomes(other))
+    return out
+
+
+def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> dict[tuple, dict[str, Run]]:
+    """Per comparison group (`gate.comparison_group`), the latest run of each CANN version (of `only`, if given)."""
+    wanted = None if only is None else set(only)
+    latest: dict[tuple, dict[str, Run]] = {}
+    for s in series:
+        for run in s.runs:
+            if not run.env.get("cann"):
+                continue
+            cann = str(run.env["cann"])
+            if wanted is None or cann in wanted:
+                versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
+                if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
+                    versions[cann] = run
+    return latest
+
+
+def group_title(key: tuple) -> str:
+    """A comparison group in words: implementation, benchmark, graph compiler, device and SoC."""
+    fields = dict(key)
+    return (f"{fields['impl']} · {fields['model']}.{fields['method']} · {fields['mode']} · {fields['compiler']}"
+            f" · {fields['device']} ({fields['soc']})")
+
+
+def version_groups(series: list[Series]) -> dict[str, list[tuple[str, Run]]]:
+    """Benchmarks with their latest run per version set, versions in `packaging.version` order."""
+    groups: dict[str, list[tuple[str, Run]]] = {}
+    for s in series:
+        env, bench = s.latest.env, s.latest.bench
+        name = (f"{env.get('impl')} · {bench.get('model')}.{bench.get('method')} · {bench.get('mode')} · "
+                f"{'dynamic' if bench.get('dynamic') else 'static'} · {bench.get('compiler')} · {env.get('device')} "
+                f"({env.get('soc')})")
+        label = f"{version_label(env)} · {env.get('impl')} {env.get('impl_version') or ''}".strip()
+        groups.setdefault(name, []).append((label, s.latest))
+    for columns in groups.values():
+        columns.sort(key=lambda c: (cann_mod.sort_key(c[1].env.get("cann")),
+                                    gate.version_key(c[1].env.get("torch_npu")),
+                                    gate.version_key(c[1].env.get("torch")), c[0]))
+    return groups
