@@ -156,3 +156,19 @@ def test_whatever_passes_the_check_of_a_guaranteed_layout_passes_inductors_asser
     else:
         with pytest.raises(AssertionError):
             assert_size_stride(tensor, tuple(sizes), tuple(strides))
+
+
+def test_tinys_grouped_input_assert_of_torch_2_14_is_left_out() -> None:
+    """CC-15: `tiny` on torch 2.14: Inductor groups the asserts of the two parameters and of `x` (sizes specialised,
+    strides symbolic, contiguous); the input check covers all three, so no assert runs on a warm call."""
+    from torchair_ref.compilers.inductor_wrapper import without_checked_asserts
+
+    record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None),
+              _meta([None, None], [None, 1], ["2", "2"], ["2", None], contiguous=True),
+              _meta([2, 2], [2, 1], None, None)]
+    wrapper = ("def call(args):\n"
+               "    arg0_1, arg1_1, arg2_1, arg3_1 = args\n"
+               "    assert_size_stride_grouped((arg1_1, arg2_1, arg0_1), ((1, ), (2, 2), (1, 2)), "
+               "((1, ), (2, 1), (2, 1)), 'input')\n"
+               "    assert_size_stride(arg3_1, (2, 2), (2, 1), 'input')\n")
+    assert "assert" not in without_checked_asserts(wrapper, inputs.guaranteed_layouts(record))
