@@ -125,3 +125,50 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
     assert "pass" not in without_checked_asserts(_WRAPPER, other_layout)
     assert without_checked_asserts(_WRAPPER, guaranteed[:3]) == _WRAPPER  # not the wrapper's inputs: all kept
     assert without_checked_asserts(_WRAPPER, None) == _WRAPPER
+
+
+@pytest.mark.parametrize(("record", "expected"), [
+    # `tiny`'s input: sizes specialised by Dynamo, strides symbolic, contiguous -> row-major
+    (_meta([None, None], [None, 1], ["2", "2"], ["2", None], contiguous=True), ([2, 2], [2, 1])),
+    (_meta([1, None], [None, 1], [None, "64"], ["64", None], contiguous=True), ([1, 64], [64, 1])),
+    (_meta([None, 4], [None, 1], ["s0", None], ["4", None], contiguous=True), None),  # a free size
+    (_meta([0, 4], [None, 1], [None, None], ["4", None], contiguous=True), None),  # no elements: anything goes
+    (_meta([3, 4], [None, 1], [None, None], ["s1", None]), None),  # not recorded as contiguous
+    (_meta([3, 4], [None, 2], [None, None], ["s1", None], contiguous=True), None),  # a static stride not row-major
+])
+def test_a_contiguous_input_with_fixed_sizes_has_a_guaranteed_layout(record: dict, expected: object) -> None:
+    """CC-15: `is_contiguous()` on every call with every size fixed (none 0) leaves only the row-major strides, so
+    Inductor's assert of the same layout repeats the input check (and is left out: `without_checked_asserts`)."""
+    assert inputs.guaranteed_layouts([record]) == [expected]
+
+
+@pytest.mark.parametrize("tensor", [torch.randn(1, 64), torch.randn(7, 64)[2:3], torch.randn(64, 1).t(),
+                                    torch.randn(2, 64)[:, ::2].contiguous(), torch.randn(1, 128)[:, ::2]])
+def test_whatever_passes_the_check_of_a_guaranteed_layout_passes_inductors_assert(tensor: torch.Tensor) -> None:
+    """CC-15: every tensor the full check accepts for a guaranteed layout also passes `assert_size_stride` of that
+    layout; one it refuses is never run (so leaving the assert out drops no check)."""
+    from torch._C._dynamo.guards import assert_size_stride
+
+    record = _meta([1, None], [None, 1], [None, "64"], ["64", None], contiguous=True)
+    [(sizes, strides)] = inputs.guaranteed_layouts([record])
+    if inputs.mismatch([tensor], [record]) is None:
+        assert_size_stride(tensor, tuple(sizes), tuple(strides))
+    else:
+        with pytest.raises(AssertionError):
+            assert_size_stride(tensor, tuple(sizes), tuple(strides))
+
+
+def test_tinys_grouped_input_assert_of_torch_2_14_is_left_out() -> None:
+    """CC-15: `tiny` on torch 2.14: Inductor groups the asserts of the two parameters and of `x` (sizes specialised,
+    strides symbolic, contiguous); the input check covers all three, so no assert runs on a warm call."""
+    from torchair_ref.compilers.inductor_wrapper import without_checked_asserts
+
+    record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None),
+              _meta([None, None], [None, 1], ["2", "2"], ["2", None], contiguous=True),
+              _meta([2, 2], [2, 1], None, None)]
+    wrapper = ("def call(args):\n"
+               "    arg0_1, arg1_1, arg2_1, arg3_1 = args\n"
+               "    assert_size_stride_grouped((arg1_1, arg2_1, arg0_1), ((1, ), (2, 2), (1, 2)), "
+               "((1, ), (2, 1), (2, 1)), 'input')\n"
+               "    assert_size_stride(arg3_1, (2, 2), (2, 1), 'input')\n")
+    assert "assert" not in without_checked_asserts(wrapper, inputs.guaranteed_layouts(record))

@@ -313,13 +313,19 @@ def fixed_sizes(meta: dict) -> list:
 def guaranteed_layouts(inputs: list[dict]) -> list[tuple[list[int], list[int]] | None]:
     """CC-15: per graph input, the (sizes, strides) that `GraphInputCheck` makes sure of before any kernel runs
     (pure): those of a tensor whose every size (recorded or specialised by Dynamo, `fixed_sizes`) and stride is
-    static; None for any other input. The stride of a dim of size 0 or 1 is not checked: no index reaches it."""
+    static, or row-major: a `contiguous` tensor with every size fixed and none 0 (`is_contiguous()` on every call
+    then leaves exactly the row-major strides); None for any other input. The stride of a dim of size 0 or 1 is not
+    checked: no index reaches it (nor does `assert_size_stride` compare it)."""
     layouts: list[tuple[list[int], list[int]] | None] = []
     for meta in inputs:
         if meta.get("kind") != "tensor":
             layouts.append(None)
             continue
         sizes, strides = fixed_sizes(meta), list(meta["stride"])
+        if None in strides and None not in sizes and meta.get("contiguous") and 0 not in sizes:
+            row_major = _row_major(sizes)
+            if all(want in (None, got) for want, got in zip(strides, row_major)):
+                strides = row_major
         layouts.append((sizes, strides) if None not in sizes and None not in strides else None)
     return layouts
 
