@@ -4,13 +4,14 @@ from __future__ import annotations
 import functools
 import importlib.util
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import pytest
 
-from torchair_conformance import process
 from tests.suite import sessions as suite_sessions
+from torchair_conformance import process
 
 PROGRAMS = Path(__file__).parent / "programs"
 _ROOT = str(Path(__file__).resolve().parent.parent)

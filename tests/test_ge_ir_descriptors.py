@@ -9,8 +9,8 @@ from importlib import resources
 import pytest
 from google.protobuf import descriptor_pb2, text_format
 
-from torchair_conformance import ge_ir as suite_ge_ir
 from tests.ge_ir_descriptors import REGENERATE, ROOT, SCHEMAS, compile_descriptor, descriptor_path
+from torchair_conformance import ge_ir as suite_ge_ir
 from torchair_ref.export import ge_ir
 
 

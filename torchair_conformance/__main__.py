@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import List, Optional
 
 from torchair_conformance import clauses
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("bench", "report", "nightly", "merge-history"):
         # Each has its own parser; they are imported only when asked for (the report needs matplotlib).

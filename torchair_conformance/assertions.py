@@ -9,13 +9,20 @@ import os
 import re
 import stat
 from collections import Counter
-from typing import Any, Collection, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 import torch
 
 from torchair_conformance import ge_ir
-from torchair_conformance.exports import (OPTIONS_JSON_SHAPE, files_under, parse_pbtxt, resolve_file_path, same_bytes_as_file,
-                                 tensor_bytes)
+from torchair_conformance.exports import (
+    OPTIONS_JSON_SHAPE,
+    files_under,
+    parse_pbtxt,
+    resolve_file_path,
+    same_bytes_as_file,
+    tensor_bytes,
+)
 from torchair_conformance.harness import Captured, cache_files
 
 __all__ = [
@@ -85,10 +92,10 @@ def assert_warned(captured: Captured, category: type, substrings: Sequence[str],
     raise AssertionError(f"expected a {category.__name__} containing {list(substrings)!r} ({what}); warnings seen: {seen!r}")
 
 
-def exception_chain(exc: BaseException) -> List[BaseException]:
+def exception_chain(exc: BaseException) -> list[BaseException]:
     """``exc`` then its inner exception / cause / context, each once."""
-    chain: List[BaseException] = []
-    cur: Optional[BaseException] = exc
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
     while cur is not None and all(cur is not c for c in chain):
         chain.append(cur)
         cur = getattr(cur, "inner_exception", None) or cur.__cause__ or cur.__context__
@@ -133,7 +140,7 @@ def max_abs_diff_bound(expected: Any) -> float:
     return max(bounds)
 
 
-def _leaves(value: Any) -> List[Any]:
+def _leaves(value: Any) -> list[Any]:
     if isinstance(value, (list, tuple)):
         return [leaf for v in value for leaf in _leaves(v)]
     return [value]
@@ -149,7 +156,7 @@ def assert_outputs_close(got: Any, expected: Any, *, what: str) -> None:
             assert a.shape == b.shape and a.dtype == b.dtype, (
                 f"{what}: leaf {i}: expected {tuple(b.shape)} {b.dtype}, got {tuple(a.shape)} {a.dtype}")
             torch.testing.assert_close(a.detach().cpu(), b.detach().cpu(), **tolerance(b.dtype),
-                                       msg=lambda m: f"{what}: leaf {i}: {m}")
+                                       msg=lambda m, i=i: f"{what}: leaf {i}: {m}")
         else:
             assert a == b, f"{what}: leaf {i}: expected {b!r}, got {a!r}"
 
@@ -180,7 +187,7 @@ def assert_files(root: os.PathLike | str, expected: Collection[str], *, what: st
         f"(missing {sorted(set(expected) - found)!r}, unexpected {sorted(found - set(expected))!r})")
 
 
-def assert_data_ops(graph: Any, expected: Sequence[Tuple[int, Sequence[int]]], *, what: str) -> None:
+def assert_data_ops(graph: Any, expected: Sequence[tuple[int, Sequence[int]]], *, what: str) -> None:
     """EX-6/EX-7: one ``Data`` op per user input, with these (dtype, dims) in some order, attr ``index`` numbering
     them 0..n-1 in op order."""
     data = [op for op in graph.op if op.type == "Data"]
@@ -223,7 +230,7 @@ def assert_edges_resolve(graph: Any, *, what: str) -> None:
     assert not bad, f"{what}: op inputs that name no op of the graph (op, input): {bad[:20]!r}"
 
 
-def _weight_desc(t: Any) -> Tuple[int, List[int]]:
+def _weight_desc(t: Any) -> tuple[int, list[int]]:
     return ge_ir.proto_dtype(t.dtype), list(t.shape)
 
 
@@ -248,7 +255,7 @@ def assert_weights_inline(graph: Any, weights: Mapping[str, Sequence[Any]], *, w
 
 
 def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], weight_dir: os.PathLike | str, *,
-                            cwd: os.PathLike | str, what: str) -> Set[str]:
+                            cwd: os.PathLike | str, what: str) -> set[str]:
     """EX-6/EX-7: each weight is a ``FileConstant`` (attrs shape, dtype, file_path) whose file, named by an fqn of
     the weight with ``.`` -> ``_`` in ``weight_dir``, holds exactly its bytes; no Const holds a weight. Returns the
     weight file names."""
@@ -256,8 +263,8 @@ def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], we
     for fqn, (tensor, *names) in weights.items():
         for name in names:
             by_file[name.replace(".", "_")] = (fqn, tensor, names)
-    seen: Set[str] = set()
-    files: Set[str] = set()
+    seen: set[str] = set()
+    files: set[str] = set()
     real_dir = os.path.realpath(weight_dir)
     for op in graph.op:
         if op.type != "FileConstant":
@@ -309,7 +316,7 @@ def assert_weights_in_files(graph: Any, weights: Mapping[str, Sequence[Any]], we
     return files
 
 
-def _as_key(tensor: Any) -> Tuple[int, Tuple[int, ...], bytes]:
+def _as_key(tensor: Any) -> tuple[int, tuple[int, ...], bytes]:
     dtype, dims = _weight_desc(tensor)
     return dtype, tuple(dims), tensor_bytes(tensor)
 

@@ -15,9 +15,9 @@ import ast
 import difflib
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
     "Clause",
@@ -56,7 +56,7 @@ class Clause:
     summary: str
 
 
-def find_spec(environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+def find_spec(environ: Mapping[str, str] | None = None) -> Path | None:
     """Where SPEC.md is: ``$TORCHAIR_SPEC``, else ``<repo root>/docs/SPEC.md``; None when neither exists (an
     installed suite: then the packaged copy is used)."""
     environ = os.environ if environ is None else environ
@@ -68,9 +68,9 @@ def find_spec(environ: Optional[Mapping[str, str]] = None) -> Optional[Path]:
     return REPO_SPEC if REPO_SPEC.is_file() else None
 
 
-def parse_spec(text: str) -> List[Clause]:
+def parse_spec(text: str) -> list[Clause]:
     """Every ``- ID text`` bullet of SPEC.md, in order, with the section (``## N.``) it belongs to."""
-    clauses: List[Clause] = []
+    clauses: list[Clause] = []
     section = -1
     for line in text.splitlines():
         heading = _SECTION.match(line)
@@ -92,7 +92,7 @@ def render_packaged(clauses: Iterable[Clause]) -> str:
     return "".join(f"{c.id}\t{c.section}\t{c.summary}\n" for c in clauses)
 
 
-def read_packaged(path: Path = PACKAGED) -> List[Clause]:
+def read_packaged(path: Path = PACKAGED) -> list[Clause]:
     """Clauses from the packaged copy."""
     clauses = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -102,7 +102,7 @@ def read_packaged(path: Path = PACKAGED) -> List[Clause]:
     return clauses
 
 
-def load_clauses(environ: Optional[Mapping[str, str]] = None) -> Tuple[List[Clause], str]:
+def load_clauses(environ: Mapping[str, str] | None = None) -> tuple[list[Clause], str]:
     """The clauses and where they came from (a SPEC.md path, or the packaged copy)."""
     spec = find_spec(environ)
     if spec is not None:
@@ -110,8 +110,8 @@ def load_clauses(environ: Optional[Mapping[str, str]] = None) -> Tuple[List[Clau
     return read_packaged(), str(PACKAGED)
 
 
-def _clause_ids_of(decorators: Sequence[ast.expr]) -> List[str]:
-    ids: List[str] = []
+def _clause_ids_of(decorators: Sequence[ast.expr]) -> list[str]:
+    ids: list[str] = []
     for dec in decorators:
         if isinstance(dec, ast.Call) and _dotted(dec.func).endswith("mark.clause"):
             ids += [a.value for a in dec.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
@@ -124,7 +124,7 @@ def _dotted(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _module_marks(tree: ast.Module) -> List[str]:
+def _module_marks(tree: ast.Module) -> list[str]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
             value = node.value
@@ -133,14 +133,14 @@ def _module_marks(tree: ast.Module) -> List[str]:
     return []
 
 
-def tests_by_clause(test_dir: Path = PACKAGE_DIR) -> Dict[str, List[str]]:
+def tests_by_clause(test_dir: Path = PACKAGE_DIR) -> dict[str, list[str]]:
     """Clause ID -> test node ids (``file::Class::test``) that carry ``@pytest.mark.clause(ID, ...)``."""
-    found: Dict[str, List[str]] = {}
+    found: dict[str, list[str]] = {}
     for path in sorted(test_dir.glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         module_ids = _module_marks(tree)
 
-        def visit(body: Sequence[ast.stmt], prefix: str, inherited: List[str]) -> None:
+        def visit(body: Sequence[ast.stmt], prefix: str, inherited: list[str], path: Path = path) -> None:
             for node in body:
                 if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
                     visit(node.body, f"{prefix}{node.name}::", inherited + _clause_ids_of(node.decorator_list))
@@ -152,7 +152,7 @@ def tests_by_clause(test_dir: Path = PACKAGE_DIR) -> Dict[str, List[str]]:
     return found
 
 
-def coverage_report(clauses: Sequence[Clause], tests: Mapping[str, Sequence[str]]) -> Tuple[str, List[str], List[str]]:
+def coverage_report(clauses: Sequence[Clause], tests: Mapping[str, Sequence[str]]) -> tuple[str, list[str], list[str]]:
     """The text report, the clauses of the checked sections with no test, and test marks naming unknown clauses."""
     lines = []
     gaps = []
@@ -169,7 +169,7 @@ def coverage_report(clauses: Sequence[Clause], tests: Mapping[str, Sequence[str]
     return "\n".join(lines), gaps, unknown
 
 
-def match_ids(values: Iterable[str], known: Iterable[str]) -> Tuple[List[str], List[str]]:
+def match_ids(values: Iterable[str], known: Iterable[str]) -> tuple[list[str], list[str]]:
     """Clause IDs as a user types them, matched case-insensitively (``cc-15`` is CC-15): the sorted unique known
     IDs, and for each unknown value a line naming it with the closest known ID ("did you mean CC-15?")."""
     by_upper = {cid.upper(): cid for cid in known}

@@ -14,12 +14,11 @@ import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Set
 
 import pytest
 
 from torchair_conformance import clauses, divergences, models, profiles
-from torchair_conformance.impl import ImplementationError, Implementation, resolve, selected_name
+from torchair_conformance.impl import Implementation, ImplementationError, resolve, selected_name
 from torchair_conformance.report import results
 
 
@@ -29,21 +28,21 @@ class _State:
 
     profile: str
     #: ``--clause``: the clause IDs the session runs the tests of (empty: every test)
-    selected_clauses: List[str]
+    selected_clauses: list[str]
     started: float = field(default_factory=time.time)
-    records: List[results.TestRecord] = field(default_factory=list)
+    records: list[results.TestRecord] = field(default_factory=list)
     #: the divergence list applied (None: none)
-    divergence_file: Optional[str] = None
+    divergence_file: str | None = None
     #: ``file:line: test | clause`` of the listed divergences that match no test
-    stale: List[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
     #: node id -> the clause IDs its marks name
-    clauses: Dict[str, List[str]] = field(default_factory=dict)
+    clauses: dict[str, list[str]] = field(default_factory=dict)
     #: node id -> its known divergence
-    divergent: Dict[str, divergences.Divergence] = field(default_factory=dict)
+    divergent: dict[str, divergences.Divergence] = field(default_factory=dict)
     #: listed divergences that passed and are fixed (their entries can go)
-    fixed: List[str] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
     #: node ids of draw-dependent divergences that passed for this run's draws (no evidence of a fix)
-    passed_draw: List[str] = field(default_factory=list)
+    passed_draw: list[str] = field(default_factory=list)
 
 
 _IMPL = pytest.StashKey[Implementation]()
@@ -82,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Results(config), "conformance-results")
 
 
-def parse_clause_selection(values: List[str], known: Set[str], source: str) -> List[str]:
+def parse_clause_selection(values: list[str], known: set[str], source: str) -> list[str]:
     """``--clause`` values (each one ID or a comma-separated list, any case) as sorted unique IDs; an ID that SPEC
     does not define is a usage error naming it, the closest known ID, and where the known IDs are listed."""
     ids, unknown = clauses.match_ids([p for value in values for p in value.split(",") if p.strip()], known)
@@ -93,7 +92,7 @@ def parse_clause_selection(values: List[str], known: Set[str], source: str) -> L
     return ids
 
 
-def _selected_clauses(config: pytest.Config) -> List[str]:
+def _selected_clauses(config: pytest.Config) -> list[str]:
     values = config.getoption("clause") or []
     if not values:
         return []
@@ -105,7 +104,7 @@ def _impl(config: pytest.Config) -> Implementation:
     return config.stash[_IMPL]
 
 
-def pytest_report_header(config: pytest.Config) -> List[str]:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     impl = _impl(config)
     origin = getattr(impl.module, "__file__", None)
     state = config.stash[_STATE]
@@ -140,7 +139,7 @@ def _suite_id(item: pytest.Item) -> str:
     return "::".join([item.path.name] + item.nodeid.split("::")[1:])
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: List[pytest.Item]) -> None:
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     impl = _impl(config)
     state = config.stash[_STATE]
     known = {c.id for c in clauses.load_clauses()[0]}
@@ -165,7 +164,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     _deselect_other_clauses(config, items, set(state.selected_clauses))
 
 
-def _apply_divergences(config: pytest.Config, items: List[pytest.Item]) -> None:
+def _apply_divergences(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Known divergences become xfail (or skip) marks; entries that match no test are reported as stale."""
     impl = _impl(config)
     state = config.stash[_STATE]
@@ -187,7 +186,7 @@ def _apply_divergences(config: pytest.Config, items: List[pytest.Item]) -> None:
         item.add_marker(pytest.mark.skip(reason=reason) if as_skip else pytest.mark.xfail(reason=reason, strict=False))
 
 
-def _deselect_other_clauses(config: pytest.Config, items: List[pytest.Item], selected: Set[str]) -> None:
+def _deselect_other_clauses(config: pytest.Config, items: list[pytest.Item], selected: set[str]) -> None:
     """``--clause``: keep the tests that check a selected clause; the rest are reported as deselected."""
     if not selected:
         return

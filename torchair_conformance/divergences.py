@@ -11,9 +11,9 @@ comments are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, List, Optional, Sequence, Tuple
 
 __all__ = ["Divergence", "DIVERGENCE_DIR", "DRAW_DEPENDENT", "default_file", "parse", "matches", "match"]
 
@@ -36,13 +36,13 @@ class Divergence:
         return self.reason.startswith(DRAW_DEPENDENT)
 
 
-def default_file(list_name: str) -> Optional[Path]:
+def default_file(list_name: str) -> Path | None:
     """``known_divergences/<list_name>.txt`` when it exists."""
     path = DIVERGENCE_DIR / f"{list_name}.txt"
     return path if path.is_file() else None
 
 
-def parse(text: str, source: str = "<text>") -> List[Divergence]:
+def parse(text: str, source: str = "<text>") -> list[Divergence]:
     """Parse a divergence file; a malformed line raises ``ValueError`` naming the file and line."""
     entries = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -61,7 +61,7 @@ def matches(entry: Divergence, test_id: str) -> bool:
     return test_id == entry.test or ("[" not in entry.test and test_id.split("[", 1)[0] == entry.test)
 
 
-def match(entries: Sequence[Divergence], test_ids: Iterable[str]) -> Tuple[dict, List[Divergence]]:
+def match(entries: Sequence[Divergence], test_ids: Iterable[str]) -> tuple[dict, list[Divergence]]:
     """``{test id: divergence}`` for matching tests (first entry wins) and the entries that matched nothing."""
     matched = {}
     used = set()

@@ -18,7 +18,8 @@ from __future__ import annotations
 import copy
 import itertools
 import os
-from typing import Any, List, Mapping, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -32,7 +33,7 @@ __all__ = ["ROUNDING_SLACK", "user_tensors", "run_air", "eager_outputs", "refere
 ROUNDING_SLACK = 4
 
 
-def user_tensors(args: tuple, kwargs: Mapping[str, Any]) -> List[torch.Tensor]:
+def user_tensors(args: tuple, kwargs: Mapping[str, Any]) -> list[torch.Tensor]:
     """The call's tensor inputs: positional ones, then keyword ones."""
     return [t for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor)]
 
@@ -43,7 +44,7 @@ def _fits(desc: Any, t: torch.Tensor) -> bool:
         d in (-1, s) for d, s in zip(dims, t.shape))
 
 
-def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> List[List[torch.Tensor]]:
+def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> list[list[torch.Tensor]]:
     """EX-11: load ``path`` (its ``graph[0]``) with the GE executor and run it once per order of ``tensors`` that
     fits its ``Data`` ops (index order); the outputs of each run. An error names the Data descs when none fits."""
     from torchair_cpu import ge
@@ -61,10 +62,10 @@ def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> List[Li
 
 
 def closest(runs: Sequence[Sequence[torch.Tensor]], want: Sequence[torch.Tensor],
-            truth: Sequence[torch.Tensor] | None = None) -> List[torch.Tensor]:
+            truth: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
     """The run (of ``run_air``'s) whose outputs are closest to ``want``: fewest mismatches, then smallest excess
     over the tolerance."""
-    def badness(got: Sequence[torch.Tensor]) -> Tuple[int, float]:
+    def badness(got: Sequence[torch.Tensor]) -> tuple[int, float]:
         found = differences(got, want, truth)
         return sum(1 for m, _, _ in found if m) + (len(got) != len(want)), max(
             [d - b for m, d, b in found if not m] or [0.0])
@@ -72,14 +73,14 @@ def closest(runs: Sequence[Sequence[torch.Tensor]], want: Sequence[torch.Tensor]
     return list(min(runs, key=badness))
 
 
-def eager_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str, Any]) -> List[torch.Tensor]:
+def eager_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str, Any]) -> list[torch.Tensor]:
     """The model's own outputs on ``(args, kwargs)``, flattened (a tuple result is its elements in order)."""
     with torch.no_grad():
         result = module(*args, **kwargs)
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
-def reference_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str, Any]) -> List[torch.Tensor]:
+def reference_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str, Any]) -> list[torch.Tensor]:
     """The model and its floating-point inputs in float64: the exact result that eager and the graph approximate."""
     def wide(value: Any) -> Any:
         return value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
@@ -90,7 +91,7 @@ def reference_outputs(module: torch.nn.Module, args: tuple, kwargs: Mapping[str,
 
 
 def differences(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor],
-                truth: Sequence[torch.Tensor] | None = None) -> List[Tuple[str, float, float]]:
+                truth: Sequence[torch.Tensor] | None = None) -> list[tuple[str, float, float]]:
     """Per output: a description of a shape/dtype mismatch (empty when none), max |got - want| (less
     ``ROUNDING_SLACK`` times eager's worst error against ``truth``, when given) and what the tolerance table allows
     there (atol + rtol * max |want|)."""

@@ -5,7 +5,8 @@ inputs and their weights.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -89,7 +90,7 @@ def build_export_model(spec: Mapping[str, Any]) -> nn.Module:
     return module.to(dtype=DTYPES[spec["dtype"]], device=device()).eval()
 
 
-def export_inputs(spec: Mapping[str, Any], batch: Sequence[int], seed: int) -> Tuple[tuple, dict]:
+def export_inputs(spec: Mapping[str, Any], batch: Sequence[int], seed: int) -> tuple[tuple, dict]:
     """Example inputs for ``build_export_model(spec)``: ``(args, kwargs)``, every tensor of shape batch + [features]."""
     gen = torch.Generator().manual_seed(seed)
     args, kwargs = [], {}
@@ -102,10 +103,10 @@ def export_inputs(spec: Mapping[str, Any], batch: Sequence[int], seed: int) -> T
     return tuple(args), kwargs
 
 
-def model_weights(module: nn.Module) -> Dict[str, List[Any]]:
+def model_weights(module: nn.Module) -> dict[str, list[Any]]:
     """EX-6: the module's weights: each distinct parameter or buffer tensor once, with every fqn it has (in
     registration order), as ``{first fqn: [tensor, fqn, fqn, ...]}``."""
-    by_tensor: Dict[int, List[Any]] = {}
+    by_tensor: dict[int, list[Any]] = {}
     named = [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]
     for fqn, t in named:
         by_tensor.setdefault(id(t), [t]).append(fqn)

@@ -11,9 +11,10 @@ import ctypes
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any
 
 import torch
 
@@ -53,10 +54,10 @@ REAL_THRESHOLD = 1_937_768_448
 _CHUNK = 1 << 26
 
 
-def files_under(root: os.PathLike | str) -> Set[str]:
+def files_under(root: os.PathLike | str) -> set[str]:
     """Every file (and symlink) under ``root`` as a ``/``-separated path relative to it; empty if ``root`` is
     missing."""
-    found: Set[str] = set()
+    found: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(root):
         rel = os.path.relpath(dirpath, root)
         links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
@@ -65,7 +66,7 @@ def files_under(root: os.PathLike | str) -> Set[str]:
     return found
 
 
-def air_name(export_name: str, rank: Optional[int] = None) -> str:
+def air_name(export_name: str, rank: int | None = None) -> str:
     """EX-1/EX-3/EX-4: the ``.air`` file's name: the last path component of ``export_name`` (plus the rank)."""
     name = os.path.basename(os.path.normpath(export_name))
     return f"{name}.air" if rank is None else f"{name}{rank}.air"
@@ -85,15 +86,15 @@ def op_counts(graph: Any) -> Counter:
     return Counter(op.type for op in graph.op)
 
 
-def ops_of(graph: Any, op_type: str) -> List[Any]:
+def ops_of(graph: Any, op_type: str) -> list[Any]:
     return list(ge_ir.ops_by_type(graph, op_type))
 
 
-def attr_int_list(attr: Any) -> List[int]:
+def attr_int_list(attr: Any) -> list[int]:
     return list(attr.list.i)
 
 
-def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) -> List[Tuple[int, List[int]]]:
+def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) -> list[tuple[int, list[int]]]:
     """EX-7/EX-9: (dtype, dims) of the ``Data`` op of each input of an export model: its leading (batch) dims are
     ``-1`` when ``dynamic``; the feature dim is fixed by the first linear layer either way."""
     dtype = ge_ir.proto_dtype(models.DTYPES[spec["dtype"]])
@@ -101,7 +102,7 @@ def expected_data(spec: Mapping[str, Any], batch: Sequence[int], dynamic: bool) 
     return [(dtype, lead + [s["features"]]) for s in spec["inputs"]]
 
 
-def weight_sizes(weights: Mapping[str, Sequence[Any]]) -> List[int]:
+def weight_sizes(weights: Mapping[str, Sequence[Any]]) -> list[int]:
     """EX-6: ``numel * element_size`` of each distinct weight (``export_zoo.model_weights``)."""
     return [entry[0].numel() * entry[0].element_size() for entry in weights.values()]
 
@@ -117,9 +118,9 @@ _FIELD = re.compile(r'^\s*(name|op|input)\s*:\s*("(?:[^"\\]|\\.)*")\s*$')
 class PbtxtNode:
     """One top-level ``node { ... }`` block of a ``dynamo.pbtxt``: its direct fields and its whole text."""
 
-    name: Optional[str] = None
-    op: Optional[str] = None
-    inputs: List[str] = field(default_factory=list)
+    name: str | None = None
+    op: str | None = None
+    inputs: list[str] = field(default_factory=list)
     text: str = ""
 
 
@@ -127,12 +128,12 @@ def _unquote(token: str) -> str:
     return bytes(token[1:-1], "utf-8").decode("unicode_escape").encode("latin-1").decode("utf-8")
 
 
-def parse_pbtxt(text: str) -> List[PbtxtNode]:
+def parse_pbtxt(text: str) -> list[PbtxtNode]:
     """EX-8: the ``node`` blocks of a text dump, read by brace depth (quoted strings and ``#`` comments skipped)."""
-    nodes: List[PbtxtNode] = []
+    nodes: list[PbtxtNode] = []
     depth = 0
-    current: Optional[PbtxtNode] = None
-    lines: List[str] = []
+    current: PbtxtNode | None = None
+    lines: list[str] = []
     for line in text.splitlines():
         bare = _STRING.sub('""', line).split("#", 1)[0]
         if depth == 0 and re.match(r"^\s*node\s*\{\s*$", bare):
@@ -177,7 +178,7 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
         return bytes(view)
 
 
-def same_bytes_as_file(t: torch.Tensor, path: os.PathLike | str) -> Optional[int]:
+def same_bytes_as_file(t: torch.Tensor, path: os.PathLike | str) -> int | None:
     """None when the file holds exactly ``t``'s raw bytes, else the first byte offset where they differ."""
     with tensor_view(t) as view, open(path, "rb") as f:
         offset = 0
@@ -208,7 +209,7 @@ def is_all_reduce(op_type: str) -> bool:
 # --- ATC configs (EX-5) -----------------------------------------------------------------------------------------
 
 
-def model_relation_config(export_name: str, world_size: int, groups: Mapping[str, Sequence[int]]) -> Dict[str, Any]:
+def model_relation_config(export_name: str, world_size: int, groups: Mapping[str, Sequence[int]]) -> dict[str, Any]:
     """EX-5: ``model_relation_config.json`` as SPEC lays it out, keys in order."""
     name = os.path.basename(os.path.normpath(export_name))
     return {
@@ -221,7 +222,7 @@ def model_relation_config(export_name: str, world_size: int, groups: Mapping[str
     }
 
 
-def numa_config(world_size: int) -> Dict[str, Any]:
+def numa_config(world_size: int) -> dict[str, Any]:
     """EX-5: ``numa_config.json`` as SPEC lays it out (``nodes_toplogy`` spelled as upstream spells it)."""
     return {
         "cluster": [{

@@ -10,8 +10,9 @@ a real GE file are kept and ignored, as protobuf does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
-from typing import Any, Dict, Sequence
+from typing import Any
 
 import torch
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -56,11 +57,11 @@ AttrDef = _message_class("AttrDef")
 
 # GE_IR.md, "Two numberings of data types": the protobuf enum ``DataType`` (TensorDescriptor.dtype, the names in
 # dynamo.pbtxt), as the suite's ge_ir.proto declares it ...
-PROTO_DATA_TYPES: Dict[str, int] = {
+PROTO_DATA_TYPES: dict[str, int] = {
     value.name: value.number for value in _POOL.FindEnumTypeByName(f"{PACKAGE}.DataType").values
 }
 # ... and GE's C++ ``ge::DataType``, held by every ``dt`` attr (FileConstant's ``dtype``, Cast's ``dst_type``).
-CPP_DATA_TYPES: Dict[str, int] = {
+CPP_DATA_TYPES: dict[str, int] = {
     "DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6, "DT_UINT16": 7,
     "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12, "DT_STRING": 13,
     "DT_COMPLEX64": 16, "DT_COMPLEX128": 17, "DT_BF16": 27, "DT_UNDEFINED": 28, "DT_INT4": 29, "DT_COMPLEX32": 33,

@@ -12,14 +12,15 @@ from __future__ import annotations
 import contextlib
 import os
 import types
-from typing import Any, Callable, Dict, List, Mapping, Tuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
 __all__ = ["SIZE_KINDS", "STRUCTURE_KINDS", "VALUE_KINDS", "MODULE_KINDS", "build", "prepare", "calls"]
 
-Call = Tuple[tuple, Dict[str, Any], Callable[[], Any]]
+Call = tuple[tuple, dict[str, Any], Callable[[], Any]]
 
 SIZE_KINDS = ("slice", "slice_int", "narrow", "branch", "squeeze", "empty")
 STRUCTURE_KINDS = ("same_tensor", "none_then_tensor", "list_length", "tied")
@@ -63,7 +64,7 @@ class Sizes(nn.Module):
 class Structured(nn.Module):
     """CC-21 (b): optional tensors and lists change the graph's inputs."""
 
-    def forward(self, x: torch.Tensor, y: torch.Tensor = None, zs: List[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, y: torch.Tensor = None, zs: list[torch.Tensor] = None) -> torch.Tensor:
         out = x * 2
         if y is not None:
             out = out + y
@@ -193,7 +194,7 @@ def _default_dtype(dtype: torch.dtype):
         torch.set_default_dtype(before)
 
 
-def calls(case: Mapping[str, Any], phase: str) -> List[Call]:
+def calls(case: Mapping[str, Any], phase: str) -> list[Call]:
     """The phase's call: its arguments from the drawn numbers (`rows`/`warm_rows`, `width`, `seed`, ...)."""
     kind, seed, width = case["kind"], case["seed"], case.get("width", 3)
     rows = case["rows"] if phase == "cold" else case.get("warm_rows", case["rows"])

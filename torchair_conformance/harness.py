@@ -13,9 +13,10 @@ import socket
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 import torch
 import torch._dynamo
@@ -44,7 +45,7 @@ __all__ = [
 
 
 
-def make_config(impl: Implementation, options: Sequence[Tuple[str, Any]]) -> Any:
+def make_config(impl: Implementation, options: Sequence[tuple[str, Any]]) -> Any:
     """CF-1: a fresh ``CompilerConfig`` with each ``(dotted.path, value)`` assigned as written (``c.a.b = v``)."""
     config = impl.CompilerConfig()
     for path, value in options:
@@ -56,7 +57,7 @@ def make_config(impl: Implementation, options: Sequence[Tuple[str, Any]]) -> Any
     return config
 
 
-def fast_options(impl: Implementation) -> List[Tuple[str, Any]]:
+def fast_options(impl: Implementation) -> list[tuple[str, Any]]:
     """IMPL-2: the assignments a compile-heavy property adds: the implementation's ``fast_cache_config()``, or none
     under a profile that uses the true default config (``nightly``)."""
     from torchair_conformance import profiles
@@ -79,21 +80,21 @@ def unique_graphs() -> int:
 class Captured:
     """Log records of the implementation's logger and Python warnings seen inside ``capture``."""
 
-    records: List[logging.LogRecord] = field(default_factory=list)
-    warnings: List[warnings.WarningMessage] = field(default_factory=list)
+    records: list[logging.LogRecord] = field(default_factory=list)
+    warnings: list[warnings.WarningMessage] = field(default_factory=list)
 
-    def messages(self, level: int = logging.NOTSET) -> List[str]:
+    def messages(self, level: int = logging.NOTSET) -> list[str]:
         return [r.getMessage() for r in self.records if r.levelno >= level]
 
-    def at(self, level: int) -> List[str]:
+    def at(self, level: int) -> list[str]:
         return [r.getMessage() for r in self.records if r.levelno == level]
 
-    def warning_texts(self, category: type = Warning) -> List[str]:
+    def warning_texts(self, category: type = Warning) -> list[str]:
         return [str(w.message) for w in self.warnings if issubclass(w.category, category)]
 
 
 class _ListHandler(logging.Handler):
-    def __init__(self, sink: List[logging.LogRecord]) -> None:
+    def __init__(self, sink: list[logging.LogRecord]) -> None:
         super().__init__(logging.DEBUG)
         self.sink = sink
 
@@ -144,7 +145,7 @@ def scratch(prefix: str = "conformance-") -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def cache_files(root: os.PathLike | str) -> List[str]:
+def cache_files(root: os.PathLike | str) -> list[str]:
     """Every ``compiled_module`` under ``root`` (real paths, sorted)."""
     found = []
     for dirpath, _, files in os.walk(root):
@@ -153,7 +154,7 @@ def cache_files(root: os.PathLike | str) -> List[str]:
     return sorted(found)
 
 
-def _import_root(impl: str) -> Optional[str]:
+def _import_root(impl: str) -> str | None:
     """The sys.path entry the implementation under test was imported from (so workers import the same one)."""
     top = sys.modules.get(impl.split(".")[0])
     origin = getattr(top, "__file__", None)
@@ -163,22 +164,22 @@ def _import_root(impl: str) -> Optional[str]:
     return str(path.parent if path.name == impl.split(".")[0] else path)
 
 
-def worker_env(impl: str, extra: Optional[Mapping[str, Optional[str]]] = None) -> Dict[str, str]:
+def worker_env(impl: str, extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
     """A worker's environment: the implementation's import root on PYTHONPATH, ``$TORCHAIR_CONFORMANCE_IMPL`` set,
     no ``$TORCHAIR_CACHE_HOME`` unless ``extra`` sets it."""
     return process.child_env([_import_root(impl)], {"TORCHAIR_CACHE_HOME": None, ENV_VAR: impl, **(extra or {})})
 
 
-def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: Optional[os.PathLike] = None,
-               env: Optional[Mapping[str, Optional[str]]] = None,
-               timeout: float = process.DEFAULT_TIMEOUT_S) -> Dict[str, Any]:
+def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: os.PathLike | None = None,
+               env: Mapping[str, str | None] | None = None,
+               timeout: float = process.DEFAULT_TIMEOUT_S) -> dict[str, Any]:
     """Run ``python -m torchair_conformance.workers.<kind>`` on ``job`` in a fresh process and return its JSON result."""
     return process.run(f"torchair_conformance.workers.{kind}", {**job, "impl": impl}, cwd=cwd, env=worker_env(impl, env),
                        timeout=timeout).result
 
 
 @contextlib.contextmanager
-def export_threshold(impl: Implementation, nbytes: Optional[int]) -> Iterator[None]:
+def export_threshold(impl: Implementation, nbytes: int | None) -> Iterator[None]:
     """EX-6 (IMPL-2 ``set_externalize_threshold``): exports inside use ``nbytes`` as the threshold; None: the real
     one. Callers check the ``threshold_override`` capability first."""
     if nbytes is None:
@@ -197,14 +198,14 @@ class Export:
 
     module: torch.nn.Module
     args: tuple
-    kwargs: Dict[str, Any]
+    kwargs: dict[str, Any]
     returned: Any
     captured: Captured
 
 
 def export_model(impl: Implementation, spec: Mapping[str, Any], batch: Sequence[int], input_seed: int,
-                 export_path: Any, *, export_name: Optional[str] = None, dynamic: Optional[bool] = None,
-                 options: Sequence[Tuple[str, Any]] = (), threshold: Optional[int] = None) -> Export:
+                 export_path: Any, *, export_name: str | None = None, dynamic: bool | None = None,
+                 options: Sequence[tuple[str, Any]] = (), threshold: int | None = None) -> Export:
     """EX-1: build ``spec``'s model and inputs, and ``dynamo_export`` them (``export_name``/``dynamic`` left to
     their defaults when None; a config only when ``options`` assigns something)."""
     from torchair_conformance import export_zoo
@@ -212,7 +213,7 @@ def export_model(impl: Implementation, spec: Mapping[str, Any], batch: Sequence[
     fresh_dynamo()
     module = export_zoo.build_export_model(spec)
     args, kwargs = export_zoo.export_inputs(spec, batch, input_seed)
-    named: Dict[str, Any] = {"export_path": export_path}
+    named: dict[str, Any] = {"export_path": export_path}
     if export_name is not None:
         named["export_name"] = export_name
     if dynamic is not None:
@@ -231,14 +232,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: Optional[os.PathLike] = None,
-              env: Optional[Mapping[str, Optional[str]]] = None, timeout: float = process.DEFAULT_TIMEOUT_S,
-              worker: str = "rank") -> List[Dict[str, Any]]:
+def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: os.PathLike | None = None,
+              env: Mapping[str, str | None] | None = None, timeout: float = process.DEFAULT_TIMEOUT_S,
+              worker: str = "rank") -> list[dict[str, Any]]:
     """Run one ``torchair_conformance.workers.<worker>`` process per job as a gloo world on 127.0.0.1 (rank = job index):
     ``rank`` runs ``cache_compile`` jobs, ``export`` runs ``dynamo_export`` jobs."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:
-        started: List[process.Started] = []
+        started: list[process.Started] = []
         try:
             for rank, job in enumerate(jobs):
                 rank_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
@@ -256,8 +257,8 @@ class RootPlan:
     """How one example gives the cache root (``strategies.cache_roots``) and the root the formula then yields."""
 
     cache_dir: Any
-    env_before: Optional[str]
-    env_after: Optional[str]
+    env_before: str | None
+    env_after: str | None
     cwd_at_cache_compile: Path
     cwd_at_first_call: Path
     expected_root: str
@@ -310,8 +311,8 @@ def before_first_call(plan: RootPlan) -> None:
 
 
 def expected_cache_file(impl: Implementation, module: torch.nn.Module, method: str,
-                        options: Sequence[Tuple[str, Any]], *, dynamic: bool, root: str, ge_cache: bool = False,
-                        ranks: Optional[Mapping[str, Optional[int]]] = None, world_size: int = 1,
+                        options: Sequence[tuple[str, Any]], *, dynamic: bool, root: str, ge_cache: bool = False,
+                        ranks: Mapping[str, int | None] | None = None, world_size: int = 1,
                         rank: int = 0) -> str:
     """CC-8: where the suite's own formula puts the cache file for these choices."""
     from torchair_conformance import oracle

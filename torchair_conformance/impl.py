@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable, ContextManager, List, Mapping, Optional, Tuple
+from typing import Any
 
 __all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name",
            "needs_torch_npu"]
@@ -70,19 +72,19 @@ class Implementation:
         """IMPL-2: whether the implementation declares ``capability``."""
         return capability in self.capabilities
 
-    def fast_cache_options(self) -> List[Tuple[str, Any]]:
+    def fast_cache_options(self) -> list[tuple[str, Any]]:
         """IMPL-2 ``fast_cache_config()``: the CF-1 assignments with which this implementation writes a cache
         quickly on its device; none (its true default config) when it offers no such hook."""
         hook = self.hooks.get("fast_cache_config")
         return [] if hook is None else [(str(path), value) for path, value in hook()]
 
-    def threshold_override(self, nbytes: int) -> Optional[ContextManager[Any]]:
+    def threshold_override(self, nbytes: int) -> AbstractContextManager[Any] | None:
         """IMPL-2: the ``set_externalize_threshold`` hook as a context manager, or None when not offered."""
         hook = self.hooks.get("set_externalize_threshold")
         return None if hook is None else hook(nbytes)
 
 
-def selected_name(option: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> str:
+def selected_name(option: str | None = None, environ: Mapping[str, str] | None = None) -> str:
     """IMPL-1: the module name: the ``--impl`` value, else ``$TORCHAIR_CONFORMANCE_IMPL``, else ``torchair_ref``."""
     environ = os.environ if environ is None else environ
     return option or environ.get(ENV_VAR) or DEFAULT_IMPL

@@ -14,7 +14,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import hashlib
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -92,7 +93,7 @@ class Stack(nn.Module):
         return x
 
 
-_CLASSES: Dict[Tuple[str, str], type] = {}
+_CLASSES: dict[tuple[str, str], type] = {}
 
 
 def _named_class(base: type, name: str) -> type:
@@ -103,7 +104,7 @@ def _named_class(base: type, name: str) -> type:
     return _CLASSES[key]
 
 
-def _layers(specs: Sequence[Mapping[str, Any]], width: int) -> Tuple[nn.ModuleList, int]:
+def _layers(specs: Sequence[Mapping[str, Any]], width: int) -> tuple[nn.ModuleList, int]:
     layers = []
     for spec in specs:
         kind = spec["kind"]
@@ -142,7 +143,7 @@ def build_module(structure: Mapping[str, Any], seed: int, dtype: str = "float32"
     return module.to(dtype=DTYPES[dtype], device=device()).eval()
 
 
-def make_input(spec: Mapping[str, Any], on: Optional[str] = None) -> torch.Tensor:
+def make_input(spec: Mapping[str, Any], on: str | None = None) -> torch.Tensor:
     """The tensor that ``spec`` describes; ``transposed``/``strided`` layouts give non-contiguous views."""
     shape = list(spec["shape"])
     gen = torch.Generator().manual_seed(spec["seed"])
@@ -163,11 +164,11 @@ def make_input(spec: Mapping[str, Any], on: Optional[str] = None) -> torch.Tenso
     raise ValueError(f"unknown layout {layout!r} in {spec}")
 
 
-def make_inputs(specs: Sequence[Mapping[str, Any]], on: Optional[str] = None) -> List[torch.Tensor]:
+def make_inputs(specs: Sequence[Mapping[str, Any]], on: str | None = None) -> list[torch.Tensor]:
     return [make_input(s, on) for s in specs]
 
 
-def _leaves(value: Any) -> List[Any]:
+def _leaves(value: Any) -> list[Any]:
     if isinstance(value, torch.Tensor):
         return [value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -213,13 +214,13 @@ class SeedModel(nn.Module):
         self.linear1 = nn.Linear(2, 1)
         self.linear2 = nn.Linear(2, 1)
 
-    def _forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+    def _forward(self, x: InputMeta, kv: list[torch.Tensor]) -> torch.Tensor:
         return self.linear2(x.data) + self.linear2(kv[0])
 
-    def prompt(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+    def prompt(self, x: InputMeta, kv: list[torch.Tensor]) -> torch.Tensor:
         return self._forward(x, kv)
 
-    def decode(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+    def decode(self, x: InputMeta, kv: list[torch.Tensor]) -> torch.Tensor:
         return self._forward(x, kv)
 
 
@@ -234,8 +235,8 @@ class KwargsNet(nn.Module):
         super().__init__()
         self.proj = nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor, meta: InputMeta, kv: List[torch.Tensor], step: int = 1, *,
-                bias: torch.Tensor) -> Tuple[torch.Tensor, int, torch.Size]:
+    def forward(self, x: torch.Tensor, meta: InputMeta, kv: list[torch.Tensor], step: int = 1, *,
+                bias: torch.Tensor) -> tuple[torch.Tensor, int, torch.Size]:
         y = self.proj(x) * meta.data + bias
         for t in kv:
             y = y + t
@@ -266,7 +267,7 @@ class ModelOutput:
     """A HuggingFace-style output dataclass (``transformers.modeling_outputs``): tensors, one of them optional."""
 
     last_hidden_state: torch.Tensor
-    hidden_states: Optional[torch.Tensor] = None
+    hidden_states: torch.Tensor | None = None
 
 
 class Pair(collections.namedtuple("Pair", ["value", "flat"])):
@@ -281,7 +282,7 @@ class ViewsNet(nn.Module):
         super().__init__()
         self.proj = nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor, z: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+    def forward(self, x: torch.Tensor, z: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.proj(x), x.view(-1), x.t(), x[1:], torch.view_as_real(z), x.contiguous()
 
 
@@ -292,7 +293,7 @@ class StructNet(nn.Module):
         super().__init__()
         self.proj = nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor) -> Tuple[ModelOutput, Pair]:
+    def forward(self, x: torch.Tensor) -> tuple[ModelOutput, Pair]:
         h = self.proj(x)
         return ModelOutput(last_hidden_state=h, hidden_states=x * 2), Pair(h.sum(-1), x.view(-1))
 
@@ -309,7 +310,7 @@ def build_special(name: str, width: int, seed: int) -> nn.Module:
     return module.to(device()).eval()
 
 
-def special_args(name: str, width: int, batch: int, seed: int, step: int = 2) -> Tuple[tuple, dict]:
+def special_args(name: str, width: int, batch: int, seed: int, step: int = 2) -> tuple[tuple, dict]:
     """Arguments for ``build_special(name, ...)``'s ``forward``: ``(args, kwargs)``."""
     gen = torch.Generator().manual_seed(seed)
     def randn(*shape: int) -> torch.Tensor:

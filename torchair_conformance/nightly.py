@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from torchair_conformance.report import matrix, results
 

@@ -16,8 +16,8 @@ import glob
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 #: where Ascend's install guide puts the toolkit's environment script
 DEFAULT_SET_ENV = "/usr/local/Ascend/ascend-toolkit/set_env.sh"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from typing import Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
 
 __all__ = ["CACHE_HOME_ENV", "FILE_NAME", "options_string", "root_for", "tags_for", "deterministic_level",
            "model_info", "dist_level", "cache_file"]
@@ -18,7 +18,7 @@ CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
 FILE_NAME = "compiled_module"
 
 
-def options_string(as_dict: Tuple[Mapping[str, str], Mapping[str, str]]) -> str:
+def options_string(as_dict: tuple[Mapping[str, str], Mapping[str, str]]) -> str:
     """CF-3: ``",".join(f"{k}={v}")`` over the global options updated with the local ones."""
     local, global_ = as_dict
     merged = dict(global_)
@@ -26,7 +26,7 @@ def options_string(as_dict: Tuple[Mapping[str, str], Mapping[str, str]]) -> str:
     return ",".join(f"{k}={v}" for k, v in merged.items())
 
 
-def root_for(cache_dir: Optional[str], env_home: Optional[str], cwd: str) -> str:
+def root_for(cache_dir: str | None, env_home: str | None, cwd: str) -> str:
     """CC-8: ``cache_dir`` if truthy, else ``$TORCHAIR_CACHE_HOME`` if set, else ``<cwd>/.torchair_cache``."""
     root = cache_dir or env_home or os.path.join(cwd, ".torchair_cache")
     return os.path.join(cwd, root)
@@ -54,8 +54,8 @@ def model_info(class_name: str, module_str: str, options: str, dynamic: bool, ta
     return "_".join([class_name, "dynamic" if dynamic else "static", *tags, digest])
 
 
-def dist_level(world_size: int, rank: int, global_rank: Optional[int], tp_rank: Optional[int],
-               pp_rank: Optional[int]) -> str:
+def dist_level(world_size: int, rank: int, global_rank: int | None, tp_rank: int | None,
+               pp_rank: int | None) -> str:
     """CC-8: ``world{W}global_rank{R}`` when W > 1, then ``tp_rank{t}``, then ``pp_rank{p}``, joined by ``_``."""
     parts = []
     if world_size > 1:

@@ -18,9 +18,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any
 
 __all__ = ["RESULT_PREFIX", "DEFAULT_TIMEOUT_S", "ProcessError", "Reply", "Started", "child_env", "start", "run",
            "read_job", "reply"]
@@ -40,14 +41,14 @@ class ProcessError(AssertionError):
 class Reply:
     """What a child answered: its result, and what else it printed (its log lines are on stderr)."""
 
-    result: Dict[str, Any]
+    result: dict[str, Any]
     stdout: str
     stderr: str
     returncode: int
 
 
-def child_env(paths: Sequence[Optional[str]] = (), extra: Optional[Mapping[str, Optional[str]]] = None
-              ) -> Dict[str, str]:
+def child_env(paths: Sequence[str | None] = (), extra: Mapping[str, str | None] | None = None
+              ) -> dict[str, str]:
     """The parent's environment with a PYTHONPATH that works from any working folder: this package's parent,
     ``paths`` (None entries skipped), then the parent's own entries made absolute; ``extra`` sets variables, or
     removes those it maps to None."""
@@ -95,8 +96,8 @@ class Started:
             self.proc.wait()
 
 
-def start(module: str, job: Mapping[str, Any], folder: os.PathLike, *, cwd: Optional[os.PathLike] = None,
-          env: Optional[Mapping[str, str]] = None, python_flags: Sequence[str] = ()) -> Started:
+def start(module: str, job: Mapping[str, Any], folder: os.PathLike, *, cwd: os.PathLike | None = None,
+          env: Mapping[str, str] | None = None, python_flags: Sequence[str] = ()) -> Started:
     """Start ``python [python_flags] -m module`` on ``job``; its job, stdout and stderr are files in ``folder``
     (created; the caller removes it after `Started.reply`)."""
     folder = Path(folder)
@@ -108,15 +109,15 @@ def start(module: str, job: Mapping[str, Any], folder: os.PathLike, *, cwd: Opti
     return Started(module, job, proc, folder)
 
 
-def run(module: str, job: Mapping[str, Any], *, cwd: Optional[os.PathLike] = None,
-        env: Optional[Mapping[str, str]] = None, python_flags: Sequence[str] = (),
+def run(module: str, job: Mapping[str, Any], *, cwd: os.PathLike | None = None,
+        env: Mapping[str, str] | None = None, python_flags: Sequence[str] = (),
         timeout: float = DEFAULT_TIMEOUT_S) -> Reply:
     """Run ``python -m module`` on ``job`` in a fresh process and return its reply (see `start`)."""
     with tempfile.TemporaryDirectory(prefix="conformance-process-") as folder:
         return start(module, job, folder, cwd=cwd, env=env, python_flags=python_flags).reply(timeout)
 
 
-def read_job() -> Dict[str, Any]:
+def read_job() -> dict[str, Any]:
     """In the child: the job the parent wrote to stdin."""
     return json.loads(sys.stdin.read())
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Dict, Optional
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -29,7 +28,7 @@ class Profile:
     name: str
     # Examples per property by cost: "cheap" (no compile), "compile" (in-process compiles), "process" (fresh
     # subprocesses per example), "inductor" (the implementation's default graph compiler).
-    budgets: Dict[str, int]
+    budgets: dict[str, int]
     # Whether compile-heavy properties use the implementation's true default config instead of its fast_cache_config.
     true_default_config: bool
     # Upper bound on layer widths and depths of drawn modules and on input dims.
@@ -38,14 +37,14 @@ class Profile:
     max_batch: int
 
 
-PROFILES: Dict[str, Profile] = {
+PROFILES: dict[str, Profile] = {
     "dev": Profile("dev", {"cheap": 10, "compile": 3, "process": 1, "inductor": 1}, False, 8, 3, 4),
     "ci": Profile("ci", {"cheap": 50, "compile": 8, "process": 3, "inductor": 1}, False, 16, 4, 6),
     "nightly": Profile("nightly", {"cheap": 500, "compile": 60, "process": 15, "inductor": 5}, True, 256, 8, 64),
 }
 
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-_active: Optional[str] = None
+_active: str | None = None
 
 
 def register() -> None:
@@ -65,7 +64,7 @@ def register() -> None:
         )
 
 
-def activate(name: Optional[str]) -> Profile:
+def activate(name: str | None) -> Profile:
     """Load profile ``name`` (else ``$HYPOTHESIS_PROFILE``, else ``ci``) into hypothesis and the suite."""
     global _active
     name = name or os.environ.get("HYPOTHESIS_PROFILE") or DEFAULT

@@ -6,7 +6,8 @@ draws, so a failing example reads like a story. Sizes are bounded by the active 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -65,13 +66,13 @@ def _widths() -> st.SearchStrategy[int]:
 
 
 @st.composite
-def _inner_layers(draw: st.DrawFn, width: int) -> List[Dict[str, Any]]:
+def _inner_layers(draw: st.DrawFn, width: int) -> list[dict[str, Any]]:
     """Shape-preserving layers for the inside of a residual block."""
     kinds = draw(st.lists(st.sampled_from(["linear", "layernorm", "act"]), min_size=1, max_size=2), label="residual")
     return [_layer(draw, kind, width, width) for kind in kinds]
 
 
-def _layer(draw: st.DrawFn, kind: str, width: int, out: int) -> Dict[str, Any]:
+def _layer(draw: st.DrawFn, kind: str, width: int, out: int) -> dict[str, Any]:
     if kind == "linear":
         return {"kind": "linear", "out": out, "bias": draw(st.booleans(), label="bias")}
     if kind == "act":
@@ -80,8 +81,8 @@ def _layer(draw: st.DrawFn, kind: str, width: int, out: int) -> Dict[str, Any]:
 
 
 @st.composite
-def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None, in_features: Optional[int] = None
-               ) -> Dict[str, Any]:
+def structures(draw: st.DrawFn, *, max_depth: int | None = None, in_features: int | None = None
+               ) -> dict[str, Any]:
     """A stack of Linear/LayerNorm/activation/residual layers of drawn sizes, under a drawn class name."""
     depth = draw(st.integers(1, max_depth or profiles.active().max_depth), label="depth")
     if in_features is None:
@@ -99,15 +100,15 @@ def structures(draw: st.DrawFn, *, max_depth: Optional[int] = None, in_features:
     return {"class_name": draw(class_names, label="class_name"), "in_features": in_features, "layers": layers}
 
 
-def graph_dtypes(impl: Any, dtypes: Sequence[str]) -> Tuple[str, ...]:
+def graph_dtypes(impl: Any, dtypes: Sequence[str]) -> tuple[str, ...]:
     """IMPL-2: the module dtypes among `dtypes` whose graphs the implementation computes: float64 only with the
     `float64` capability (an NPU's GE registers no DT_DOUBLE for MatMul, so upstream rejects such a graph there)."""
     return tuple(d for d in dtypes if d != "float64" or impl.has("float64"))
 
 
 @st.composite
-def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_depth: Optional[int] = None,
-                 in_features: Optional[int] = None) -> Dict[str, Any]:
+def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_depth: int | None = None,
+                 in_features: int | None = None) -> dict[str, Any]:
     """A worker-buildable module description: structure, parameter seed and dtype."""
     return {
         "kind": "stack",
@@ -118,8 +119,8 @@ def module_specs(draw: st.DrawFn, *, dtypes: Sequence[str] = ("float32",), max_d
 
 
 @st.composite
-def input_specs(draw: st.DrawFn, module: Dict[str, Any], *,
-                layouts: Sequence[str] = ("contiguous", "transposed", "strided")) -> List[Dict[str, Any]]:
+def input_specs(draw: st.DrawFn, module: dict[str, Any], *,
+                layouts: Sequence[str] = ("contiguous", "transposed", "strided")) -> list[dict[str, Any]]:
     """One input for a stack module: 1-2 batch dims (>= 2, so dynamic shapes do not specialise) + features."""
     batch = draw(st.lists(st.integers(2, max(2, profiles.active().max_batch)), min_size=1, max_size=2), label="batch")
     return [{
@@ -132,11 +133,11 @@ def input_specs(draw: st.DrawFn, module: Dict[str, Any], *,
 
 @st.composite
 def config_options(draw: st.DrawFn, *, modes: Sequence[str] = ("max-autotune",),
-                   fast: Sequence[Tuple[str, Any]] = (), global_options: bool = True) -> List[Tuple[str, Any]]:
+                   fast: Sequence[tuple[str, Any]] = (), global_options: bool = True) -> list[tuple[str, Any]]:
     """CF-1 assignments ``(dotted.path, value)`` in a drawn order, followed by ``fast`` (the implementation's
     ``fast_cache_config``, IMPL-2); without ``global_options`` nothing that changes GE's global options is drawn
     (CC-7 (b): for configs compiled one after another in one process)."""
-    assignments: List[Tuple[str, Any]] = []
+    assignments: list[tuple[str, Any]] = []
     mode = draw(st.sampled_from(list(modes)), label="mode")
     if mode != "max-autotune" or draw(st.booleans(), label="set_default_mode_explicitly"):
         assignments.append(("mode", mode))
@@ -148,7 +149,7 @@ def config_options(draw: st.DrawFn, *, modes: Sequence[str] = ("max-autotune",),
     return draw(st.permutations(assignments), label="config_assignments") + list(fast)
 
 
-def mode_of(options: Sequence[Tuple[str, Any]]) -> str:
+def mode_of(options: Sequence[tuple[str, Any]]) -> str:
     """The mode that ``options`` leave in force (the last assignment wins)."""
     mode = "max-autotune"
     for path, value in options:
@@ -162,7 +163,7 @@ path_segments = st.lists(st.from_regex(r"[a-z0-9_][a-z0-9_.-]{0,7}", fullmatch=T
 
 
 @st.composite
-def cache_roots(draw: st.DrawFn, kinds: Sequence[str] = ROOT_KINDS) -> Dict[str, Any]:
+def cache_roots(draw: st.DrawFn, kinds: Sequence[str] = ROOT_KINDS) -> dict[str, Any]:
     """How the cache root is given (CC-8): ``kind`` plus the path segments and details it needs.
 
     ``absolute``: ``cache_dir`` absolute (maybe a ``pathlib.Path``, maybe existing); ``relative``: ``cache_dir``
@@ -171,7 +172,7 @@ def cache_roots(draw: st.DrawFn, kinds: Sequence[str] = ROOT_KINDS) -> Dict[str,
     between ``cache_compile`` and the first call, with a relative or default root.
     """
     kind = draw(st.sampled_from(list(kinds)), label="root_kind")
-    spec: Dict[str, Any] = {"kind": kind, "segments": draw(path_segments, label="root_segments")}
+    spec: dict[str, Any] = {"kind": kind, "segments": draw(path_segments, label="root_segments")}
     if kind == "absolute":
         spec["as_path"] = draw(st.booleans(), label="cache_dir_as_pathlib")
         spec["exists"] = draw(st.booleans(), label="root_exists")
@@ -185,7 +186,7 @@ def cache_roots(draw: st.DrawFn, kinds: Sequence[str] = ROOT_KINDS) -> Dict[str,
 
 
 @st.composite
-def ranks(draw: st.DrawFn, *, with_global: bool = True) -> Dict[str, Optional[int]]:
+def ranks(draw: st.DrawFn, *, with_global: bool = True) -> dict[str, int | None]:
     """``tp_rank``/``pp_rank`` (and ``global_rank``) each None or a small int."""
     rank = st.one_of(st.none(), st.integers(0, 15))
     drawn = {"tp_rank": draw(rank, label="tp_rank"), "pp_rank": draw(rank, label="pp_rank")}
@@ -201,7 +202,7 @@ EXPORT_DTYPES = ("float32", "float16", "bfloat16")
 
 @st.composite
 def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all_reduce: bool = False,
-                  max_depth: Optional[int] = None) -> Dict[str, Any]:
+                  max_depth: int | None = None) -> dict[str, Any]:
     """An export description (``export_zoo.build_export_model``): 1-3 inputs, each positional or keyword, a stack of
     drawn depth and widths, maybe a float buffer, an int buffer, a weight shared by two layers, a second output."""
     n_inputs = draw(st.integers(1, 3), label="n_inputs")
@@ -226,7 +227,7 @@ def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all
 
 
 @st.composite
-def export_batches(draw: st.DrawFn) -> List[int]:
+def export_batches(draw: st.DrawFn) -> list[int]:
     """1-2 leading dims, each larger than any width a drawn module has: with ``dynamic=True`` they stay symbolic
     (no duck-sized coincidence with a feature size, no 0/1 specialisation)."""
     low = profiles.active().max_width + 1
@@ -234,7 +235,7 @@ def export_batches(draw: st.DrawFn) -> List[int]:
 
 
 @st.composite
-def export_options(draw: st.DrawFn) -> List[Tuple[str, Any]]:
+def export_options(draw: st.DrawFn) -> list[tuple[str, Any]]:
     """CF-1 assignments of the export flags (each maybe set, to a drawn value), in a drawn order."""
     assignments = [(path, draw(st.booleans(), label=path)) for path in EXPORT_FLAGS
                    if draw(st.booleans(), label=f"set {path}")]

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchair_conformance import export_zoo, exports, harness, profiles
-from torchair_conformance import execute
+from torchair_conformance import execute, export_zoo, exports, harness, profiles
 from torchair_conformance import strategies as cst
 from torchair_conformance.assertions import assert_worker_ok
 

@@ -15,8 +15,15 @@ from torch import nn
 
 from torchair_conformance import export_zoo, exports, harness, models, profiles
 from torchair_conformance import strategies as cst
-from torchair_conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_logged,
-                                    assert_net_output, assert_options_json, assert_pbtxt_matches)
+from torchair_conformance.assertions import (
+    assert_data_ops,
+    assert_edges_resolve,
+    assert_files,
+    assert_logged,
+    assert_net_output,
+    assert_options_json,
+    assert_pbtxt_matches,
+)
 
 ATC_FLAG = "export.experimental.auto_atc_config_generated"
 STACK_FLAG = "export.experimental.enable_record_nn_module_stack"

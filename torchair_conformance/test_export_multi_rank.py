@@ -11,9 +11,17 @@ from hypothesis import strategies as st
 
 from torchair_conformance import export_zoo, exports, harness, profiles
 from torchair_conformance import strategies as cst
-from torchair_conformance.assertions import (assert_data_ops, assert_edges_resolve, assert_files, assert_net_output,
-                                    assert_options_json, assert_pbtxt_matches, assert_weights_in_files,
-                                    assert_weights_inline, assert_worker_ok)
+from torchair_conformance.assertions import (
+    assert_data_ops,
+    assert_edges_resolve,
+    assert_files,
+    assert_net_output,
+    assert_options_json,
+    assert_pbtxt_matches,
+    assert_weights_in_files,
+    assert_weights_inline,
+    assert_worker_ok,
+)
 
 pytestmark = pytest.mark.requires("multi_rank_export")
 

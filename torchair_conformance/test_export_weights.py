@@ -11,9 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from torchair_conformance import export_zoo, exports, harness, models, profiles
+from torchair_conformance import export_zoo, exports, harness, profiles
 from torchair_conformance import strategies as cst
-from torchair_conformance.assertions import (assert_data_ops, assert_files, assert_weights_in_files, assert_weights_inline)
+from torchair_conformance.assertions import (
+    assert_data_ops,
+    assert_files,
+    assert_weights_in_files,
+    assert_weights_inline,
+)
 
 BASE_FILES = {"export.air", exports.PBTXT, exports.OPTIONS_JSON}
 

@@ -13,8 +13,14 @@ from hypothesis import strategies as st
 
 from torchair_conformance import harness, models, profiles
 from torchair_conformance import strategies as cst
-from torchair_conformance.assertions import (assert_cache_file_at, assert_logged, assert_mode_0600, assert_no_cache_file,
-                                    assert_outputs_close, assert_worker_ok)
+from torchair_conformance.assertions import (
+    assert_cache_file_at,
+    assert_logged,
+    assert_mode_0600,
+    assert_no_cache_file,
+    assert_outputs_close,
+    assert_worker_ok,
+)
 
 
 def modes_of(impl):

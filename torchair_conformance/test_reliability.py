@@ -14,8 +14,9 @@ import os
 import stat
 import subprocess
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping
+from typing import Any
 
 import pytest
 import torch
@@ -30,7 +31,7 @@ from torchair_conformance.test_broken_cache import BREAKAGES, _break, breakage_p
 pytestmark = [pytest.mark.slow, pytest.mark.requires("cache")]
 
 
-def _job(impl, draw: st.DrawFn, root: str) -> Dict[str, Any]:
+def _job(impl, draw: st.DrawFn, root: str) -> dict[str, Any]:
     module = draw(cst.module_specs(max_depth=3), label="module")
     method = draw(st.sampled_from(models.METHODS), label="method")
     options = draw(cst.config_options(fast=harness.fast_options(impl)), label="config")
@@ -105,7 +106,7 @@ def _kill_at(proc: subprocess.Popen, moment: Mapping[str, float], root: str) -> 
 @pytest.mark.clause("CC-11", "CC-17", "CC-14")
 def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> None:
     """CC-11, CC-17, CC-14: whenever a cold process dies, what it left never loads wrong and never crashes."""
-    tried: List[str] = []
+    tried: list[str] = []
 
     @settings(max_examples=profiles.examples("process"))
     @given(data=st.data())
@@ -137,7 +138,7 @@ def test_cold_process_killed_at_any_moment(impl, record_property: Callable) -> N
 @pytest.mark.clause("CC-11", "CC-14")
 def test_eight_processes_cold_compile_one_path(impl, record_property: Callable) -> None:
     """CC-11, CC-14: eight processes compiling one path at once all succeed and leave one valid file."""
-    tried: List[int] = []
+    tried: list[int] = []
 
     # Each example runs eight processes at once: a third of the suite's per-process budget.
     @settings(max_examples=max(1, profiles.examples("process") // 3))
@@ -181,7 +182,7 @@ def _state(path: str) -> tuple:
 @pytest.mark.parametrize("kind", breakage_params())
 def test_readable_cache_on_a_broken_cache(impl, kind: str, record_property: Callable) -> None:
     """RC-1, CC-17: readable_cache on a broken cache raises, changes nothing and never runs its code."""
-    tried: List[str] = []
+    tried: list[str] = []
 
     @settings(max_examples=profiles.examples_per_case("compile", len(BREAKAGES)))
     @given(data=st.data())
@@ -200,7 +201,7 @@ def test_readable_cache_on_a_broken_cache(impl, kind: str, record_property: Call
             _break(path, spec, trap)
             tried.append(spec["kind"])
             before = _state(path)
-            with pytest.raises(Exception):
+            with pytest.raises(Exception):  # noqa: B017 - any implementation's own error type
                 impl.readable_cache(path, print_output=False)
             assert not os.path.exists(trap), f"RC-1: readable_cache executed the {spec['kind']} cache"
             assert _state(path) == before, f"RC-1: readable_cache changed or deleted the {spec['kind']} cache"

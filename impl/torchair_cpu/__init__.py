@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any, Dict
+from typing import Any
 
 from torchair_npu.hooks import lazy_surface
 
@@ -36,7 +36,7 @@ def upstream() -> ModuleType:
     return importlib.import_module("torchair")
 
 
-def _conformance() -> Dict[str, Any]:
+def _conformance() -> dict[str, Any]:
     """IMPL-2: device cpu; torch, the wheel's torch_npu version and CANN (the wheel names none: null); only what runs
     on CPU."""
     import torch

@@ -14,9 +14,9 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
 
 __all__ = ["NATIVE_STANDINS", "UpstreamFinder", "install"]
 
@@ -48,7 +48,7 @@ class UpstreamFinder(importlib.abc.MetaPathFinder):
     def __init__(self, package_dir: Path) -> None:
         self.package_dir = Path(package_dir)
 
-    def find_spec(self, fullname: str, path: Optional[Sequence[str]] = None, target=None) -> Optional[ModuleSpec]:
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target=None) -> ModuleSpec | None:
         if fullname in NATIVE_STANDINS:
             return ModuleSpec(fullname, _AliasLoader(NATIVE_STANDINS[fullname]))
         if fullname == "torch_npu" or fullname.startswith("torch_npu."):

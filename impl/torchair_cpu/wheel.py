@@ -19,8 +19,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Iterable, List, Mapping, Optional
 
 __all__ = ["VERSION_ENV", "CACHE_ENV", "DEFAULT_VERSION", "WheelError", "requested_version", "cache_root",
            "source_members", "extract", "download", "ensure", "wheel_version"]
@@ -39,13 +39,13 @@ class WheelError(RuntimeError):
     """The torch-npu wheel could not be fetched or does not hold TorchAir's sources."""
 
 
-def requested_version(environ: Optional[Mapping[str, str]] = None) -> str:
+def requested_version(environ: Mapping[str, str] | None = None) -> str:
     """The torch-npu release under test: ``$TORCH_NPU_VERSION``, else 2.14.0."""
     environ = os.environ if environ is None else environ
     return environ.get(VERSION_ENV) or DEFAULT_VERSION
 
 
-def cache_root(environ: Optional[Mapping[str, str]] = None) -> Path:
+def cache_root(environ: Mapping[str, str] | None = None) -> Path:
     """Where extracted sources live: ``$TORCHAIR_CPU_CACHE``, else ``$XDG_CACHE_HOME`` or ``~/.cache``, plus
     ``torchair-conformance``."""
     environ = os.environ if environ is None else environ
@@ -55,7 +55,7 @@ def cache_root(environ: Optional[Mapping[str, str]] = None) -> Path:
     return (Path(base) / "torchair-conformance").resolve()
 
 
-def source_members(names: Iterable[str]) -> List[str]:
+def source_members(names: Iterable[str]) -> list[str]:
     """The wheel entries to extract: TorchAir's ``.py`` files and ``torch_npu/version.py``, nothing that escapes."""
     chosen = []
     for name in names:
@@ -114,7 +114,7 @@ def download(version: str, dest: Path) -> Path:
     return wheels[0]
 
 
-def ensure(version: Optional[str] = None, root: Optional[Path] = None) -> Path:
+def ensure(version: str | None = None, root: Path | None = None) -> Path:
     """IMPL-4: the directory holding ``torchair/`` from torch-npu ``version``, fetching and extracting it once."""
     version = version or requested_version()
     root = root or cache_root()
@@ -125,7 +125,7 @@ def ensure(version: Optional[str] = None, root: Optional[Path] = None) -> Path:
         return extract(download(version, Path(tmp)), target)
 
 
-def wheel_version(target: Path) -> Optional[str]:
+def wheel_version(target: Path) -> str | None:
     """The ``__version__`` written in the extracted ``version.py`` (read as text, never imported)."""
     path = target / "version.py"
     if not path.is_file():

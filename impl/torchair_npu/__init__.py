@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any, Dict
+from typing import Any
 
 from torchair_npu.hooks import lazy_surface
 
@@ -22,7 +22,7 @@ def upstream() -> ModuleType:
     return importlib.import_module("torchair")
 
 
-def _conformance() -> Dict[str, Any]:
+def _conformance() -> dict[str, Any]:
     """IMPL-2: device npu, versions of torch, torch_npu and CANN, what the NPU runs, the threshold hook."""
     from torchair_npu.hooks import DIVERGENCES, threshold_hook
     from torchair_npu.versions import declared_versions

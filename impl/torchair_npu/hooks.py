@@ -6,8 +6,9 @@ They act on an imported upstream ``torchair`` package and never import ``torch_n
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import Any, Callable, Iterator, Tuple
+from typing import Any
 
 __all__ = ["DIVERGENCES", "SURFACE", "lazy_surface", "threshold_hook"]
 
@@ -51,7 +52,7 @@ def threshold_hook(torchair: ModuleType) -> Callable[[int], Any]:
 
     @contextlib.contextmanager
     def set_externalize_threshold(nbytes: int) -> Iterator[None]:
-        def overridden(inputs: Any, weight_name: Any, export_graph: Any) -> Tuple[bool, int]:
+        def overridden(inputs: Any, weight_name: Any, export_graph: Any) -> tuple[bool, int]:
             size = export_graph.ByteSize()
             used = 0
             for inp in inputs:

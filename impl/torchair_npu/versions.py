@@ -8,16 +8,17 @@ None when none of them says.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, Mapping, Optional
+from typing import Any
 
 __all__ = ["TOOLKIT_INFO", "toolkit_info_version", "cann_version", "declared_versions"]
 
 TOOLKIT_INFO = "ascend_toolkit_install.info"
 
 
-def toolkit_info_version(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+def toolkit_info_version(environ: Mapping[str, str] | None = None) -> str | None:
     """The ``version=`` value of ``$ASCEND_HOME_PATH/ascend_toolkit_install.info`` (searched one level down too, as
     toolkits put it in ``<arch>-linux/``), or None."""
     environ = os.environ if environ is None else environ
@@ -35,8 +36,8 @@ def toolkit_info_version(environ: Optional[Mapping[str, str]] = None) -> Optiona
     return None
 
 
-def cann_version(torch: ModuleType, torch_npu: Optional[ModuleType],
-                 environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+def cann_version(torch: ModuleType, torch_npu: ModuleType | None,
+                 environ: Mapping[str, str] | None = None) -> str | None:
     """IMPL-2: CANN's version: ``torch.version.cann``, else ``torch_npu.npu.utils.get_cann_version()``, else the
     toolkit's info file; None when nothing says."""
     found = getattr(getattr(torch, "version", None), "cann", None)
@@ -46,7 +47,7 @@ def cann_version(torch: ModuleType, torch_npu: Optional[ModuleType],
     if callable(getter):
         try:
             found = getter()
-        except Exception:  # a broken CANN install: fall through to the toolkit's own record
+        except Exception:  # noqa: BLE001 - a broken CANN install: fall through to the toolkit's own record
             found = None
         if found:
             return str(found)
@@ -54,7 +55,7 @@ def cann_version(torch: ModuleType, torch_npu: Optional[ModuleType],
 
 
 def declared_versions(torch: ModuleType, torch_npu: ModuleType,
-                      environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+                      environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """IMPL-2 ``versions`` for upstream on an NPU."""
     return {"torch": torch.__version__, "torch_npu": getattr(torch_npu, "__version__", None),
             "cann": cann_version(torch, torch_npu, environ)}

@@ -21,7 +21,7 @@ import fcntl
 import os
 import secrets
 import stat
-from typing import Callable
+from collections.abc import Callable
 
 from torchair_ref.errors import BrokenCacheError
 

@@ -6,7 +6,8 @@ torch, and a warm start pays only for what it calls.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def surface(package: str, names: dict[str, str], namespace: dict[str, Any]) -> tuple[Callable, Callable]:

@@ -18,8 +18,9 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 # -- conventions of Dynamo's transformed bytecode and guards (checked: 2.13.0, 2.14.1) ----------------------------
 

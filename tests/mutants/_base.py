@@ -8,7 +8,8 @@ only what it changes: every other name of the surface is then the reference's (P
 """
 
 import types
-from typing import Any, Callable, Dict
+from collections.abc import Callable
+from typing import Any
 
 import torchair_ref
 
@@ -16,7 +17,7 @@ _SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "logger", "__c
 _INFERENCE = ("cache_compile", "readable_cache")
 
 
-def reference_for(own: Dict[str, Any]) -> Callable[[str], Any]:
+def reference_for(own: dict[str, Any]) -> Callable[[str], Any]:
     """IMPL-1: the module ``__getattr__`` of the mutant whose globals are ``own``: the reference's surface for what
     the mutant does not define, ``inference`` built from the mutant's own ``cache_compile``/``readable_cache``."""
 

@@ -11,7 +11,6 @@ import hashlib
 import logging
 import sys
 import warnings
-from typing import List
 
 import torch
 
@@ -28,7 +27,7 @@ class SeedModel(models.SeedModel):
         self.cached_prompt = torchair_ref.inference.cache_compile(self.prompt, **options)
         self.cached_decode = torchair_ref.inference.cache_compile(self.decode, **options)
 
-    def forward(self, x: InputMeta, kv: List[torch.Tensor]) -> torch.Tensor:
+    def forward(self, x: InputMeta, kv: list[torch.Tensor]) -> torch.Tensor:
         if x.is_prompt:
             return self.cached_prompt(x, kv)
         return self.cached_decode(x, kv)
@@ -108,7 +107,6 @@ def digest(value) -> object:
 def main() -> None:
     job = process.read_job()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
-    caught = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model, _ = build(job)

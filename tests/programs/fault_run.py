@@ -30,13 +30,14 @@ import signal
 import sys
 import time
 import warnings
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
 import torchair_ref
-from torchair_conformance.models import InputMeta
 from tests.programs.cache_run import SeedModel, build, digest
+from torchair_conformance.models import InputMeta
 from torchair_ref import _files
 
 STEPS = ("before_temp", "temp_created", "mid_write", "before_rename", "after_rename")
@@ -69,7 +70,7 @@ class _HalfThenAct:
         self._act()
         return half + self._handle.write(data[half:])
 
-    def __enter__(self) -> "_HalfThenAct":
+    def __enter__(self) -> _HalfThenAct:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -182,7 +183,7 @@ def export(job: dict) -> dict:
     try:
         with file_size_limit(job.get("fsize")), externalize_threshold(0):
             dynamo_export(x, model=model, export_path=job["export"])
-    except Exception as exc:  # reported to the test, which decides whether it was expected
+    except Exception as exc:  # noqa: BLE001 - reported to the test, which decides whether it was expected
         return {"error": {"type": type(exc).__name__, "message": str(exc)}}
     return {"error": None}
 

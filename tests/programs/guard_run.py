@@ -19,12 +19,14 @@ import logging
 import runpy
 import sys
 import warnings
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 
 import torchair_ref
 from torchair_conformance import process
+
 
 def same(a: Any, b: Any) -> bool:
     """Equal as a user would check eager against compiled: dtype, shape, then values within float tolerance."""

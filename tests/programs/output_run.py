@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import sys
 import warnings
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
@@ -26,15 +26,15 @@ if JOB.get("wide_fields"):
         """HuggingFace `ModelOutput` style."""
 
         last_hidden_state: torch.Tensor
-        hidden_states: Optional[torch.Tensor] = None
-        attentions: Optional[torch.Tensor] = None
+        hidden_states: torch.Tensor | None = None
+        attentions: torch.Tensor | None = None
 else:
     @dataclasses.dataclass
     class Output:
         """HuggingFace `ModelOutput` style."""
 
         last_hidden_state: torch.Tensor
-        hidden_states: Optional[torch.Tensor] = None
+        hidden_states: torch.Tensor | None = None
 
 Pair = collections.namedtuple("Pair", ["value", "flat"])
 

@@ -4,7 +4,6 @@ torchair_conformance/test_export_layout.py."""
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 from torch import nn

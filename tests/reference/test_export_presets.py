@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.reference.export import checks
 from torchair_conformance.bench import models as bench_models
 from torchair_conformance.execute import run_air
-from tests.reference.export import checks
 from torchair_ref.export import dynamo_export
 
 # Every op type the presets' exports may hold: GE's own, as upstream's converters (or, for CPU attention, the

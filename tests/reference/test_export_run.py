@@ -14,8 +14,7 @@ import torch
 
 from tests.reference.export import checks, models
 from tests.upstream.ge_executor.graphs import Builder
-from torchair_ref.export import dynamo_export, externalize_threshold, ge_ir
-from torchair_ref.export import run_graph
+from torchair_ref.export import dynamo_export, externalize_threshold, ge_ir, run_graph
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:

@@ -11,6 +11,7 @@ import pytest
 
 from torchair_ref import _files
 
+
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 

@@ -12,7 +12,6 @@ import torch
 from torchair_ref.inference import guard_check, guard_spec
 
 
-
 def test_sources_parse_into_steps():
     assert guard_spec.parse_source("L['self']._modules['lin']._parameters['weight']") == (
         ["L", "self"], [["attr", "_modules"], ["item", "lin"], ["attr", "_parameters"], ["item", "weight"]])

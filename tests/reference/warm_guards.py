@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
-from torchair_conformance import process
 from tests.conftest import program_report, start_program
+from torchair_conformance import process
 
 HEADER = """\
 import types
@@ -64,7 +65,7 @@ def write(folder: Path, name: str, case: Case) -> Path:
 
 
 def start(script: Path, phase: str, case: Case, cwd: Path,
-          env: Optional[Mapping[str, Optional[str]]] = None) -> process.Started:
+          env: Mapping[str, str | None] | None = None) -> process.Started:
     """Start guard_run on `script` in `cwd` (its `.torchair_cache` is the cwd's); one thread, to share 2 cores."""
     job = {"script": str(script), "phase": phase, "dynamic": case.dynamic, "run_eagerly": not case.inductor}
     folder = cwd / f".program-{phase}-{script.stem}"
@@ -73,11 +74,11 @@ def start(script: Path, phase: str, case: Case, cwd: Path,
 
 
 def run(script: Path, phase: str, case: Case, cwd: Path,
-        env: Optional[Mapping[str, Optional[str]]] = None) -> dict[str, Any]:
+        env: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     return program_report(start(script, phase, case, cwd, env))
 
 
-def cold_cache(script: Path, case: Case, cwd: Path, env: Optional[Mapping[str, Optional[str]]] = None
+def cold_cache(script: Path, case: Case, cwd: Path, env: Mapping[str, str | None] | None = None
                ) -> dict[str, Any]:
     """The cold process: every call equals eager, and a cache file is written."""
     report = run(script, "cold", case, cwd, env)

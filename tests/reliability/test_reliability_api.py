@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.faults import assert_one_valid_cache, cache_files, finish, listing, run_fault_program, start_fault_program
 from tests.programs.fault_run import STEPS
+from tests.reliability.faults import (
+    assert_one_valid_cache,
+    cache_files,
+    finish,
+    listing,
+    run_fault_program,
+    start_fault_program,
+)
 from torchair_ref.errors import CacheFileError
 from torchair_ref.inference import artifact
 

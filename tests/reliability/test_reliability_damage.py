@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch
@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from torch._dynamo.utils import counters
 
 from tests.reliability.faults import (
-    X,
     Case,
     Net,
+    Trap,
+    X,
     assert_one_valid_cache,
     budget,
     call_again,
@@ -30,10 +31,10 @@ from tests.reliability.faults import (
     listing,
     no_hang,
     reseal,
-    Trap,
     snapshot,
 )
 from torchair_ref.inference import artifact, cache_compile, readable_cache
+
 
 def _layout(case: Case) -> tuple[int, int]:
     """(end of the magic line, end of the header line)."""

@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch
 
-from tests.reliability.faults import Case, Net, X, assert_one_valid_cache, call_again, cold, hostile_shared_object, snapshot
+from tests.reliability.faults import (
+    Case,
+    Net,
+    X,
+    assert_one_valid_cache,
+    call_again,
+    cold,
+    hostile_shared_object,
+    snapshot,
+)
 from torchair_ref.inference import artifact, readable_cache
 
 

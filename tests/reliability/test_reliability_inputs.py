@@ -11,14 +11,24 @@ import marshal
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import torch
 from torch import nn
 
-from tests.reliability.faults import Net, X, assert_one_valid_cache, call_again, cold, eager_config, no_hang, reseal, snapshot
+from tests.reliability.faults import (
+    Net,
+    X,
+    assert_one_valid_cache,
+    call_again,
+    cold,
+    eager_config,
+    no_hang,
+    reseal,
+    snapshot,
+)
 from torchair_ref.export import dynamo_export, externalize_threshold, ge_ir
 from torchair_ref.export import inspect as air_inspect
 from torchair_ref.inference import artifact, bytecode, cache_compile, readable_cache

@@ -8,8 +8,8 @@ torchair_conformance/test_reliability.py.)
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

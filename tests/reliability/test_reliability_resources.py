@@ -15,8 +15,8 @@ import pytest
 import torch
 
 from tests.reliability.faults import (
-    X,
     Net,
+    X,
     cache_files,
     eager_config,
     immutable,

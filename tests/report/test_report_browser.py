@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
 pytest.importorskip("jinja2", reason="the report's pages need jinja2 (the `report` extra)")
 
-from torchair_conformance.report import cli  # noqa: E402 - only once the report's extra is known to be there
 from tests.report import nightly_sample as report_nightly_sample  # noqa: E402
 from tests.report.test_report_render import render  # noqa: E402
+from torchair_conformance.report import cli  # noqa: E402 - only once the report's extra is known to be there
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian: apt-get install chromium)")

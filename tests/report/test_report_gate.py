@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
 
-from torchair_conformance.report import gate, history, model  # noqa: E402 - only once scipy is known to be there
 from tests.report import nightly_sample as sample  # noqa: E402
+from torchair_conformance.report import gate, history, model  # noqa: E402 - only once scipy is known to be there
 
 
 def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), accepted: str = "") -> gate.GateResult:

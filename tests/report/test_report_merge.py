@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from torchair_conformance.report import history, merge
 from tests.report import nightly_sample as sample
+from torchair_conformance.report import history, merge
 
 
 def test_merge_appends_only_new_records_and_keeps_earlier_lines(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 
 pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
 
-from torchair_conformance.report import changes as changes_mod, history, matrix, model, outputs  # noqa: E402 - after scipy
 from tests.report import nightly_sample as sample  # noqa: E402
+from torchair_conformance.report import changes as changes_mod  # noqa: E402 - after scipy
+from torchair_conformance.report import history, matrix, model, outputs
 
 NPU_8_1 = "torchair_npu · torch 2.6.0 · torch_npu 2.6.0.post2 · CANN 8.1.RC1 · Ascend910B2"
 NPU_8_10 = "torchair_npu · torch 2.6.0 · torch_npu 2.6.0.post3 · CANN 8.10.RC1 · Ascend910B2"

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
 pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
 
-from torchair_conformance.report import cli, history  # noqa: E402 - only once the report's extra is known to be there
 from tests.report import nightly_sample as sample  # noqa: E402
+from torchair_conformance.report import cli, history  # noqa: E402 - only once the report's extra is known to be there
 
 #: night 60 of the sample is 2026-03-04 (02:00 UTC); night 56, four days before
 TONIGHT, FOUR_DAYS_AGO = 60, 56

@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report's charts need matplotlib (the `report` extra)")
 pytest.importorskip("jinja2", reason="the report's pages need jinja2 (the `report` extra)")
 
-from torchair_conformance.report import cli  # noqa: E402 - only once the report's extra is known to be there
 from tests.report import nightly_sample as report_nightly_sample  # noqa: E402
+from torchair_conformance.report import cli  # noqa: E402 - only once the report's extra is known to be there
 
 SAMPLES = Path(__file__).parent / "data" / "report_samples"
 PNG = b"\x89PNG\r\n\x1a\n"

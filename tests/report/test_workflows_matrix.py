@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from torchair_conformance import nightly_matrix
 from tests.report import workflow_expr as gh
+from torchair_conformance import nightly_matrix
 
 yaml = pytest.importorskip("yaml", reason="the workflow tests read YAML (the `test` extra's pyyaml)")
 

@@ -13,7 +13,8 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _TOKEN = re.compile(r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<op>\|\||&&|==|!=|[!()\[\].,])"
                     r"|(?P<name>[A-Za-z_][A-Za-z0-9_-]*))")

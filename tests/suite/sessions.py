@@ -18,15 +18,15 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 MUTANTS_DIR = ROOT / "tests" / "mutants"
 TIMEOUT_S = 1800
 
-Outcome = Tuple[int, Optional[dict], str]
+Outcome = tuple[int, dict | None, str]
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,9 @@ class SuiteRun:
 
     key: str
     impl: str
-    clauses: Tuple[str, ...] = ()
+    clauses: tuple[str, ...] = ()
     profile: str = "dev"
-    extra_args: Tuple[str, ...] = ()
+    extra_args: tuple[str, ...] = ()
     own_folder: bool = False
 
 
@@ -74,7 +74,7 @@ class Background:
         self._folder = Path(tempfile.mkdtemp(prefix="torchair-suite-sessions-"))
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._cores,
                                                            thread_name_prefix="suite-session")
-        self.futures: Dict[str, concurrent.futures.Future] = {}
+        self.futures: dict[str, concurrent.futures.Future] = {}
 
     def submit(self, run: SuiteRun) -> None:
         if run.key not in self.futures:

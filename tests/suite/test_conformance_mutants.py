@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from torchair_conformance.clauses import load_clauses
 from tests.suite.sessions import MUTANTS_DIR, SuiteRun
+from torchair_conformance.clauses import load_clauses
 
 MUTANT_FILES = sorted(p for p in MUTANTS_DIR.glob("*.py") if not p.name.startswith("_"))
 

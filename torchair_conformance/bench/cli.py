@@ -21,7 +21,8 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Iterator, TextIO
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from torchair_conformance import impl
 from torchair_conformance.bench import preflight, presets
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             return 128 + exc.signum
 
 
-def _run(args: argparse.Namespace, options: Any, history_dir: str | None, clock: "Clock", commit: str | None,
+def _run(args: argparse.Namespace, options: Any, history_dir: str | None, clock: Clock, commit: str | None,
          measured: list[Any]) -> int:
     """The checks in a fresh process, the rounds, the printed table, the history append."""
     from torchair_conformance.bench import harness

@@ -16,9 +16,10 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 #: the toolkit's install info, relative to $ASCEND_HOME_PATH (the CANN layout changed across releases)
 _INSTALL_INFO = ("{arch}-linux/ascend_toolkit_install.info", "ascend_toolkit_install.info",

@@ -15,8 +15,9 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from torchair_conformance import impl, process
 from torchair_conformance.bench import presets
@@ -44,7 +45,7 @@ class BenchError(RuntimeError):
     """A worker failed; the message carries its error and the tail of its output, `result` what was measured
     before it (set by `run`)."""
 
-    result: "Result | None" = None
+    result: Result | None = None
 
 
 class Interrupted(BaseException):
@@ -52,7 +53,7 @@ class Interrupted(BaseException):
     it; `run` kills the running worker on the way out, removes its scratch folder and sets `result` to what was
     measured before it."""
 
-    result: "Result | None" = None
+    result: Result | None = None
 
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")

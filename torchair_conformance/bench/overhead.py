@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def direct_graph(method: Callable, args: tuple, kwargs: dict, *, compiler: str, dynamic: bool) -> Callable[[], Any]:

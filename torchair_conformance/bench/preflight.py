@@ -13,7 +13,8 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from torchair_conformance import impl, process
 from torchair_conformance.bench import presets

@@ -39,9 +39,11 @@ import resource
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from torchair_conformance import impl as impl_switch, process  # no torch here: `import torch` is timed in `run`
+from torchair_conformance import impl as impl_switch  # no torch here: `import torch` is timed in `run`
+from torchair_conformance import process
 
 WORKER_FORMAT = 1
 SUBJECTS = ("eager", "impl", "inductor", "aot-save", "aot-load", "overhead")

@@ -5,8 +5,8 @@ what `verdict.json` keeps for the next night (`outcomes`), and a change is named
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from torchair_conformance.report import matrix as matrix_mod
 

@@ -113,7 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}; the published report in {args.out} is left as it was", file=sys.stderr)
         return 2
-    from torchair_conformance.report import context, gate, history, legs, matrix, model, outputs, render, results, verdict
+    from torchair_conformance.report import (
+        context,
+        gate,
+        history,
+        legs,
+        matrix,
+        model,
+        outputs,
+        render,
+        results,
+        verdict,
+    )
 
     try:
         records = history.load(args.history)

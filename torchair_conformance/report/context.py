@@ -5,11 +5,13 @@ where links point) comes in beside the model.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
-from torchair_conformance.report import changes as changes_mod, charts, gate, history, matrix as matrix_mod, model, outputs
-from torchair_conformance.report import stats
+from torchair_conformance.report import changes as changes_mod
+from torchair_conformance.report import charts, gate, history, model, outputs, stats
+from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report.units import change, nbytes, seconds, spread
 
 #: the runs a trend chart and a runs table show (the full history is linked)
@@ -150,7 +152,7 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
         run = s.latest
         values = {v.ratio.name: v for v in run.ratios}
 
-        def r(name: str) -> str:
+        def r(name: str, values: dict = values) -> str:
             value = values.get(name)
             if value is None or value.value is None:
                 return "–"

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 from scipy.stats import mannwhitneyu

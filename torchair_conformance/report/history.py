@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from torchair_conformance.report import versioned
 
@@ -63,7 +64,7 @@ class Record:
         return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Record":
+    def from_dict(cls, data: dict[str, Any]) -> Record:
         """A record of format `FORMAT` (required: the first records already carry it); raises ValueError."""
         versioned.check_format(data, FORMAT, what="a history record",
                                fix="append it with this checkout's `python -m torchair_conformance bench`, or render it with "

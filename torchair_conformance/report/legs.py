@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from torchair_conformance.report import cann as cann_mod
 
@@ -47,7 +48,7 @@ class Leg:
     torch_npu: str | None
 
     @classmethod
-    def of(cls, impl: Any, soc: Any, cann: Any, torch_npu: Any) -> "Leg":
+    def of(cls, impl: Any, soc: Any, cann: Any, torch_npu: Any) -> Leg:
         cann_text = str(cann) if cann is not None else None
         if cann_text is not None and cann_mod.sort_key(cann_text)[0] == 1:
             cann_text = cann_mod.normalize(cann_text)

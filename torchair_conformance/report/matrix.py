@@ -17,8 +17,9 @@ import glob
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from torchair_conformance.report import results
 

@@ -11,10 +11,14 @@ pages link to and which charts they show are the renderer's.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from torchair_conformance.report import cann as cann_mod, changes as changes_mod, gate, history, matrix as matrix_mod, stats
+from torchair_conformance.report import cann as cann_mod
+from torchair_conformance.report import changes as changes_mod
+from torchair_conformance.report import gate, history, stats
+from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report import verdict as verdict_mod
 
 

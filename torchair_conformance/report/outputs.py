@@ -24,10 +24,13 @@ import json
 import math
 import os
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from torchair_conformance.report import changes as changes_mod, matrix as matrix_mod, model, results, units, versioned
+from torchair_conformance.report import changes as changes_mod
+from torchair_conformance.report import matrix as matrix_mod
+from torchair_conformance.report import model, results, units, versioned
 
 FORMAT = 1
 VERDICT_JSON = "verdict.json"

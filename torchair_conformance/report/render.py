@@ -12,8 +12,9 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import jinja2
 
@@ -23,6 +24,8 @@ from torchair_conformance.report.model import Report
 CHART_DIR = "charts"
 #: the pages; with `outputs.VERDICT_JSON`, `outputs.JUNIT_XML` and `charts/*.png`, every file a render writes
 PAGES = ("index.html", "README.md")
+#: the published pages' links (the default of `write`)
+_LINKS = context.Links()
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("torchair_conformance.report", "templates"),
     autoescape=lambda name: bool(name and name.endswith(".html.j2")),
@@ -57,7 +60,7 @@ _TEMPLATES.globals.update(
 
 
 def write(report: Report, out_dir: str | os.PathLike, environ: Mapping[str, str] | None = None,
-          links: context.Links = context.Links()) -> list[Path]:
+          links: context.Links = _LINKS) -> list[Path]:
     """Render charts, pages (linking where `links` says), `verdict.json` and the JUnit file in a staging folder,
     then replace the published ones; last, append the step summary to `$GITHUB_STEP_SUMMARY` when it is set."""
     out = Path(out_dir)

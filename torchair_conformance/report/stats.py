@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 #: numeric sample fields that are not measurements
 _NOT_METRICS = {"format", "steady_calls"}

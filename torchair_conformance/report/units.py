@@ -1,7 +1,7 @@
 """Figures as the report writes them: seconds with their unit, changes with their unit and their factor (pure)."""
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def seconds(value: float | None) -> str:

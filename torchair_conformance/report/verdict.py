@@ -7,11 +7,15 @@ older than a later benchmark run of the same environment, or the gate fired.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
-from torchair_conformance.report import cann as cann_mod, gate, legs as legs_mod, matrix as matrix_mod
+from torchair_conformance.report import cann as cann_mod
+from torchair_conformance.report import gate
+from torchair_conformance.report import legs as legs_mod
+from torchair_conformance.report import matrix as matrix_mod
 
 #: results finished this long before their environment's latest benchmark run are stale (the suite runs first in
 #: the nightly chain, so fresh results are a little older than the benchmarks)

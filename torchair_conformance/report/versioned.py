@@ -6,8 +6,9 @@ what to do; fields it does not know are ignored (a newer writer may add optional
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, Mapping
+from typing import Any
 
 
 def check_format(data: Mapping[str, Any], known: int, *, what: str, fix: str, absent: int | None = None) -> None:

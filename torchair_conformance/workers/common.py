@@ -6,12 +6,13 @@ import logging
 import os
 import sys
 import traceback
-from typing import Any, Dict, List, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["run_job", "main", "error_record"]
 
 
-def error_record(exc: BaseException) -> Dict[str, Any]:
+def error_record(exc: BaseException) -> dict[str, Any]:
     """An exception as JSON: type, message, and the type and message of every exception in its chain."""
     chain = []
     seen = set()
@@ -42,16 +43,17 @@ def _call_args(job: Mapping[str, Any], call: Mapping[str, Any]):
     return models.special_args(spec["name"], spec["width"], **call["special"])
 
 
-def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
+def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     """Build the module, ``cache_compile`` its method, run the calls and report (see ``torchair_conformance.workers``)."""
     import torch
     from torch._dynamo.utils import counters
 
-    from torchair_conformance import harness, impl as impl_mod, models
+    from torchair_conformance import harness, models
+    from torchair_conformance import impl as impl_mod
 
     impl = impl_mod.resolve(job["impl"])
     models.use_device(impl.device)
-    result: Dict[str, Any] = {"digests": [], "eager_max_diff": [], "requires_grad": [], "error": None,
+    result: dict[str, Any] = {"digests": [], "eager_max_diff": [], "requires_grad": [], "error": None,
                               "rank": 0, "world_size": 1}
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         result["rank"] = torch.distributed.get_rank()
@@ -80,7 +82,7 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
                         expected = getattr(module, job.get("method", "forward"))(*args, **kwargs)
                     result["eager_max_diff"].append(_max_diff(out, expected))
                     result.setdefault("eager_outputs", []).append(describe_outputs(expected, args, kwargs))
-        except Exception as exc:  # reported to the test, which decides whether it was expected
+        except Exception as exc:  # noqa: BLE001 - reported to the test, which decides whether it was expected
             result["error"] = error_record(exc)
     result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
     frames = counters.get("frames", {})
@@ -91,7 +93,7 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
     return result
 
 
-def _flat(value: Any) -> List[Any]:
+def _flat(value: Any) -> list[Any]:
     import dataclasses
 
     if isinstance(value, (list, tuple)):
@@ -101,7 +103,7 @@ def _flat(value: Any) -> List[Any]:
     return [value]
 
 
-def describe_outputs(out: Any, args: Any, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
+def describe_outputs(out: Any, args: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """CC-18: the output's container types (``tuple``, a dataclass's or namedtuple's class name), and per tensor
     leaf: the index of the argument tensor whose storage it shares (None: its own), and whether it is a view."""
     import torch

@@ -20,20 +20,22 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, Dict, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
-def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
+def run_export(job: Mapping[str, Any]) -> dict[str, Any]:
     """Build this rank's model and inputs, export them, report."""
     import torch.distributed as dist
 
-    from torchair_conformance import export_zoo, harness, impl as impl_mod, models
+    from torchair_conformance import export_zoo, harness, models
+    from torchair_conformance import impl as impl_mod
     from torchair_conformance.workers.common import error_record
 
     impl = impl_mod.resolve(job["impl"])
     models.use_device(impl.device)
     rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
-    result: Dict[str, Any] = {"rank": rank, "world_size": world, "returned": None, "error": None}
+    result: dict[str, Any] = {"rank": rank, "world_size": world, "returned": None, "error": None}
     spec = {**job["model"], "seed": job["model"]["seed"] + rank}
     module = export_zoo.build_export_model(spec)
     args, kwargs = export_zoo.export_inputs(spec, job["batch"], job["input_seed"])
@@ -48,13 +50,13 @@ def run_export(job: Mapping[str, Any]) -> Dict[str, Any]:
             result["returned"] = repr(returned)
             if job.get("execute"):
                 result["executed"] = _execute(job, spec, module, rank if dist.is_initialized() else None)
-        except Exception as exc:  # reported to the test
+        except Exception as exc:  # noqa: BLE001 - reported to the test
             result["error"] = error_record(exc)
     result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]
     return result
 
 
-def _execute(job: Mapping[str, Any], spec: Mapping[str, Any], module: Any, rank: Any) -> Dict[str, Any]:
+def _execute(job: Mapping[str, Any], spec: Mapping[str, Any], module: Any, rank: Any) -> dict[str, Any]:
     """EX-11: run this rank's exported graph on each batch of ``job["execute"]`` and compare with eager; every rank
     runs the same sequence (eager, then graph, per batch), so their collectives pair up."""
     import os

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, Dict, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from torchair_conformance.workers.common import error_record
 
@@ -28,19 +29,19 @@ def _same(got: Any, want: Any) -> bool:
     return got == want
 
 
-def _judge(model: Any, compiled: Any, args: tuple, kwargs: Mapping[str, Any], context: Any) -> Dict[str, Any]:
+def _judge(model: Any, compiled: Any, args: tuple, kwargs: Mapping[str, Any], context: Any) -> dict[str, Any]:
     import torch
 
     cached_error = eager_error = None
     try:
         with context():
             got = compiled(*args, **kwargs)
-    except Exception as exc:  # judged against eager's own behaviour below
+    except Exception as exc:  # noqa: BLE001 - judged against eager's own behaviour below
         cached_error = f"{type(exc).__name__}: {exc}"[:3000]
     try:
         with context(), torch.no_grad():
             want = model.forward(*args, **kwargs)
-    except Exception as exc:  # eager's error: the reference for a clear error
+    except Exception as exc:  # noqa: BLE001 - eager's error: the reference for a clear error
         eager_error = f"{type(exc).__name__}: {exc}"[:1000]
     if cached_error is not None:
         return {"outcome": "raised", "error": cached_error, "eager_error": eager_error}
@@ -55,15 +56,16 @@ def _describe(value: Any) -> str:
     return f"{value.dtype} {list(value.shape)}" if isinstance(value, torch.Tensor) else repr(value)[:200]
 
 
-def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
+def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     """Build, cache_compile, call and judge (see the module docstring)."""
     from torch._dynamo.utils import counters
 
-    from torchair_conformance import guard_models, harness, impl as impl_mod
+    from torchair_conformance import guard_models, harness
+    from torchair_conformance import impl as impl_mod
 
     impl = impl_mod.resolve(job["impl"])
     case, phase = job["case"], job["phase"]
-    result: Dict[str, Any] = {"calls": [], "error": None}
+    result: dict[str, Any] = {"calls": [], "error": None}
     model = guard_models.build(case, "cold" if phase == "later" else phase)
     config = harness.make_config(impl, [tuple(o) for o in job.get("config", [])])
     with harness.capture(impl.logger) as captured:
@@ -73,7 +75,7 @@ def run_job(job: Mapping[str, Any]) -> Dict[str, Any]:
                 guard_models.prepare(model, case, step)
                 for args, kwargs, context in guard_models.calls(case, step):
                     result["calls"].append(_judge(model, compiled, args, kwargs, context))
-        except Exception as exc:  # reported to the test
+        except Exception as exc:  # noqa: BLE001 - reported to the test
             result["error"] = error_record(exc)
     result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
     result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]

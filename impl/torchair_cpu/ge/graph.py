@@ -9,9 +9,10 @@ on the real tensors at run time, where symbolic (-1) dims have their values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import torch
 
@@ -28,34 +29,34 @@ STRUCTURAL = ("Data", "NetOutput")
 @dataclass(frozen=True)
 class _Step:
     view: OpView
-    inputs: Tuple[Optional[Tuple[int, int]], ...]  # (producer step, output index) per input slot; None: omitted
+    inputs: tuple[tuple[int, int] | None, ...]  # (producer step, output index) per input slot; None: omitted
 
 
 class Graph:
     """A checked GE graph, ready to run; ``weights_dir`` resolves relative ``FileConstant`` paths."""
 
-    def __init__(self, graph: Any, weights_dir: Optional[Path] = None) -> None:
+    def __init__(self, graph: Any, weights_dir: Path | None = None) -> None:
         self.name: str = graph.name
         self.weights_dir = weights_dir
         self._steps, self._data_index, self._output = _plan(graph, weights_dir)
-        self.op_types: Dict[str, int] = {}
+        self.op_types: dict[str, int] = {}
         for step in self._steps:
             self.op_types[step.view.type] = self.op_types.get(step.view.type, 0) + 1
         self.num_inputs = len(self._data_index)
 
-    def run(self, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+    def run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Compute the graph's outputs (the ``NetOutput`` inputs, in order) from ``inputs`` (``Data`` index order)."""
         if len(inputs) != self.num_inputs:
             raise GeExecutorError(f"graph {self.name!r} has {self.num_inputs} Data inputs, got {len(inputs)} tensors")
         with torch.no_grad():  # GE computes values, never an autograd graph
             return self._run(inputs)
 
-    def _run(self, inputs: Sequence[torch.Tensor]) -> List[torch.Tensor]:
-        values: List[Optional[Tuple[torch.Tensor, ...]]] = [None] * len(self._steps)
+    def _run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        values: list[tuple[torch.Tensor, ...] | None] = [None] * len(self._steps)
         for position, step in enumerate(self._steps):
             args = [None if ref is None else values[ref[0]][ref[1]] for ref in step.inputs]
             if step.view.type == "Data":
-                out: Union[torch.Tensor, Tuple[torch.Tensor, ...]] = _data(step.view, inputs[self._data_index[position]])
+                out: torch.Tensor | tuple[torch.Tensor, ...] = _data(step.view, inputs[self._data_index[position]])
             elif step.view.type == "NetOutput":
                 # GE writes outputs to their own buffers: a graph input passed straight through is copied
                 out = tuple(a.clone() if any(a is i for i in inputs) else a for a in args)
@@ -69,7 +70,7 @@ class Graph:
         return list(values[self._output])
 
 
-def load(model: Union[bytes, Any], weights_dir: Optional[Union[str, Path]] = None) -> Graph:
+def load(model: bytes | Any, weights_dir: str | Path | None = None) -> Graph:
     """Check and prepare ``model``: a serialized ``ModelDef`` (its ``graph[0]`` runs), or a parsed ModelDef/GraphDef."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         parsed = ge_ir.ModelDef()
@@ -112,16 +113,16 @@ def _data(view: OpView, tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
-def _plan(graph: Any, weights_dir: Optional[Path]) -> Tuple[List[_Step], Dict[int, int], int]:
+def _plan(graph: Any, weights_dir: Path | None) -> tuple[list[_Step], dict[int, int], int]:
     """Order the ops topologically (data and control edges) and resolve every data edge; check the graph."""
     ops = list(graph.op)
-    by_name: Dict[str, int] = {}
+    by_name: dict[str, int] = {}
     for i, op in enumerate(ops):
         if op.name in by_name:
             raise GraphCheckError(f"graph {graph.name!r}: two ops are named {op.name!r}")
         by_name[op.name] = i
-    deps: List[List[int]] = [[] for _ in ops]
-    refs: List[List[Optional[Tuple[int, int]]]] = [[] for _ in ops]
+    deps: list[list[int]] = [[] for _ in ops]
+    refs: list[list[tuple[int, int] | None]] = [[] for _ in ops]
     for i, op in enumerate(ops):
         for edge in op.input:
             if edge == "":
@@ -158,7 +159,7 @@ def _plan(graph: Any, weights_dir: Optional[Path]) -> Tuple[List[_Step], Dict[in
     return steps, data_index, outputs[0]
 
 
-def _check_desc_dtype(op: Any, ops: List[Any], refs: List[Optional[Tuple[int, int]]]) -> None:
+def _check_desc_dtype(op: Any, ops: list[Any], refs: list[tuple[int, int] | None]) -> None:
     """At load, where the producer's output desc records a dtype, the first input's dtype must be accepted."""
     first = next((r for r in refs if r is not None), None)
     if first is None:
@@ -171,15 +172,15 @@ def _check_desc_dtype(op: Any, ops: List[Any], refs: List[Optional[Tuple[int, in
         KERNELS[op.type].check_dtype(op.name, name)
 
 
-def _topological(ops: List[Any], deps: List[List[int]], graph_name: str) -> List[int]:
+def _topological(ops: list[Any], deps: list[list[int]], graph_name: str) -> list[int]:
     """Kahn's order, stable in the graph's op order; GraphCheckError on a cycle."""
     waiting = [len(set(d)) for d in deps]
-    users: List[List[int]] = [[] for _ in ops]
+    users: list[list[int]] = [[] for _ in ops]
     for i, d in enumerate(deps):
         for src in set(d):
             users[src].append(i)
     ready = [i for i, n in enumerate(waiting) if n == 0]
-    order: List[int] = []
+    order: list[int] = []
     while ready:
         i = ready.pop(0)
         order.append(i)

@@ -12,8 +12,6 @@ subgraph boundary, not around it. Without an initialised process group it is an 
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import torch
 
 from torchair_cpu.ge.registry import ALL, BASIC, FLOATS, METADEF, RAW_OPS, REAL, UNARY, OpView, kernel
@@ -22,7 +20,7 @@ _GELU_V2_DOC = "hiascend.com CANN aclnnGeluQuant (GeluV2: approximate none = erf
 
 
 @kernel("GeluV2", dtypes=FLOATS, source=f"{RAW_OPS}:81 REG_OP(GeluV2); {_GELU_V2_DOC}")
-def gelu_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def gelu_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """GELU with attr ``approximate``: ``"none"`` (default) is 0.5x(1 + erf(x/sqrt 2)), ``"tanh"`` the tanh form."""
     approximate = op.s("approximate", b"none").decode()
     if approximate not in ("none", "tanh"):
@@ -31,30 +29,30 @@ def gelu_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("Muls", dtypes={"DT_FLOAT", "DT_INT16", "DT_INT32", "DT_FLOAT16"}, source=f"{RAW_OPS}:15375 REG_OP(Muls)")
-def muls(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def muls(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x times the float attr ``value``, in x's dtype."""
     return (inputs[0] * op.f("value")).to(inputs[0].dtype)
 
 
 @kernel("Neg", dtypes={"DT_BF16", "DT_FLOAT16", "DT_FLOAT", "DT_DOUBLE", "DT_INT32", "DT_INT64", "DT_COMPLEX64",
                        "DT_COMPLEX128"}, source=f"{RAW_OPS}:10952 REG_OP(Neg)")
-def neg(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def neg(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     return -inputs[0]
 
 
 @kernel("Rsqrt", dtypes=UNARY, source=f"{RAW_OPS}:11166 REG_OP(Rsqrt), UnaryDataType() ({METADEF})")
-def rsqrt(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def rsqrt(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     return torch.rsqrt(inputs[0])
 
 
 @kernel("Pow", dtypes=REAL, source=f"{RAW_OPS}:13342 REG_OP(Pow) (T1: real numbers)")
-def pow_(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def pow_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 ** x2, broadcast, in x1's dtype."""
     return torch.pow(inputs[0], inputs[1]).to(inputs[0].dtype)
 
 
 @kernel("ReduceMean", dtypes=BASIC, source=f"{RAW_OPS}:70332 REG_OP(ReduceMean), NumberType() ({METADEF})")
-def reduce_mean(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def reduce_mean(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Mean over ``axes`` (attr ``keep_dims``); empty axes: x itself when ``noop_with_empty_axes``, else all."""
     x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
     if not axes:
@@ -63,13 +61,13 @@ def reduce_mean(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tenso
 
 
 @kernel("Greater", dtypes=REAL, source=f"{RAW_OPS}:12280 REG_OP(Greater), RealNumberType() ({METADEF})")
-def greater(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def greater(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 > x2, broadcast: a bool tensor."""
     return torch.gt(inputs[0], inputs[1])
 
 
 @kernel("BroadcastTo", dtypes=ALL, source=f"{RAW_OPS}:64912 REG_OP(BroadcastTo)")
-def broadcast_to(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def broadcast_to(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     shape = [int(d) for d in inputs[1].reshape(-1).tolist()]
     try:
         return torch.broadcast_to(inputs[0], shape).contiguous()
@@ -78,7 +76,7 @@ def broadcast_to(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tens
 
 
 @kernel("ConcatV2", dtypes=ALL, source=f"{RAW_OPS}:82697 REG_OP(ConcatV2)")
-def concat_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def concat_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The dynamic inputs x0..x(N-1) joined along the last input, ``concat_dim``."""
     tensors, dim = inputs[:-1], int(inputs[-1].reshape(-1)[0])
     if len(tensors) != op.i("N", 1):
@@ -87,7 +85,7 @@ def concat_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("StridedSliceV2", dtypes=BASIC, source=f"{RAW_OPS}:79460 REG_OP(StridedSliceV2)")
-def strided_slice_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def strided_slice_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x[begin:end:strides] along ``axes`` (0-d or 1-d operands; ends past the dim are clamped, as GE does)."""
     x = inputs[0]
     begin, end = (inputs[k].reshape(-1).tolist() for k in (1, 2))
@@ -104,7 +102,7 @@ def strided_slice_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.
 
 
 @kernel("Unsqueeze", dtypes=ALL, source=f"{RAW_OPS}:1459 REG_OP(Unsqueeze)")
-def unsqueeze(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def unsqueeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x with a size-1 dim inserted at each of attr ``axes`` (negative ones counted from the result's rank)."""
     x = inputs[0]
     axes = op.ints("axes", [])
@@ -116,7 +114,7 @@ def unsqueeze(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 @kernel("TensorMove", dtypes={"DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_UINT32", "DT_INT8", "DT_UINT8", "DT_UINT64",
                               "DT_INT64", "DT_BOOL"}, source=f"{RAW_OPS}:15649 REG_OP(TensorMove)")
-def tensor_move(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def tensor_move(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     return inputs[0].clone()
 
 
@@ -125,7 +123,7 @@ _REDUCE_OPS = {"sum": "SUM", "min": "MIN", "max": "MAX", "prod": "PRODUCT"}
 
 @kernel("HcomAllReduce", dtypes={"DT_FLOAT", "DT_INT32", "DT_INT8", "DT_INT16", "DT_FLOAT16"},
         source=f"{RAW_OPS}:26588 REG_OP(HcomAllReduce)")
-def hcom_all_reduce(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def hcom_all_reduce(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x reduced (attr ``reduction``) over the ranks of the process group named by attr ``group``, via
     ``torch.distributed`` (gloo on CPU) in the calling rank's process."""
     import torch.distributed as dist
@@ -164,13 +162,13 @@ _COMPLEX = frozenset({"DT_COMPLEX64", "DT_COMPLEX128"})
 
 
 @kernel("Real", dtypes=_COMPLEX, source=f"{RAW_OPS}:35934 REG_OP(Real)")
-def real(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def real(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The real part of a complex tensor, as ``Tout`` (float for complex64, double for complex128; default float)."""
     return _part(op, inputs[0].real)
 
 
 @kernel("Imag", dtypes=_COMPLEX, source=f"{RAW_OPS}:36853 REG_OP(Imag)")
-def imag(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def imag(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The imaginary part of a complex tensor, as ``Tout`` (float for complex64, double for complex128)."""
     return _part(op, inputs[0].imag)
 
@@ -183,7 +181,7 @@ def _part(op: OpView, part: torch.Tensor) -> torch.Tensor:
 
 
 @kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
-def reduce_sum(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def reduce_sum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Sum over ``axes`` (attr ``keep_dims``), in the input's dtype; empty axes: the input itself (ONNX-style
     ``noop_with_empty_axes``, which ReduceSum's registration does not have: GE reduces nothing then)."""
     x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]

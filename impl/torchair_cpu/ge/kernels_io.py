@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import torch
 
@@ -12,7 +11,7 @@ from torchair_cpu.ge.registry import RAW_OPS, OpView, kernel, torch_dtype
 from torchair_ref.export import ge_ir
 
 
-def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: List[int], what: str, fail) -> torch.Tensor:
+def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: list[int], what: str, fail) -> torch.Tensor:
     """A tensor of ``shape``/``dtype`` read from raw little-endian ``data``; ``fail(why)`` when the size differs."""
     numel = 1
     for d in shape:
@@ -28,7 +27,7 @@ def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: List[int], what: s
 
 
 @kernel("Const", dtypes=None, source="GE_IR.md: attr value = TensorDef")
-def const(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def const(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The ``value`` TensorDef: desc (protobuf dtype numbering, shape) and raw data."""
     if not op.has("value"):
         raise op.fail("lacks its required attr 'value' (a TensorDef)")
@@ -39,7 +38,7 @@ def const(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("FileConstant", dtypes=None, source=f"{RAW_OPS}:1095 REG_OP(FileConstant)")
-def file_constant(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def file_constant(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The raw bytes of ``file_path`` (relative paths against the graph's weights dir) as ``shape``/``dtype`` (a
     ``dt`` attr, GE's C++ numbering)."""
     path = Path(op.s("file_path").decode())

@@ -3,8 +3,6 @@ optional input, LayerNormV4's three outputs)."""
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 import torch
 
 from torchair_cpu.ge.kernels_shape import ints
@@ -13,7 +11,7 @@ from torchair_cpu.ge.registry import FLOATS, RAW_OPS, OpView, kernel
 _MM = FLOATS | {"DT_INT32"}  # the float and int32 entries; int8/int4 need quantisation offsets (offset_w)
 
 
-def _matmul(x1: torch.Tensor, x2: torch.Tensor, bias: Optional[torch.Tensor], t1: bool, t2: bool,
+def _matmul(x1: torch.Tensor, x2: torch.Tensor, bias: torch.Tensor | None, t1: bool, t2: bool,
             op: OpView) -> torch.Tensor:
     if x1.dim() < 2 or x2.dim() < 2:
         raise op.fail(f"inputs must be at least 2-d, got {list(x1.shape)} and {list(x2.shape)}")
@@ -25,20 +23,20 @@ def _matmul(x1: torch.Tensor, x2: torch.Tensor, bias: Optional[torch.Tensor], t1
     return out if bias is None else out + bias
 
 
-def _no_offset(op: OpView, inputs: List[Optional[torch.Tensor]]) -> None:
+def _no_offset(op: OpView, inputs: list[torch.Tensor | None]) -> None:
     if len(inputs) > 3 and inputs[3] is not None:
         raise op.fail("offset_w (an int8 quantisation offset) is not supported")
 
 
 @kernel("MatMul", dtypes=_MM, source=f"{RAW_OPS}:38167 REG_OP(MatMul)")
-def mat_mul(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def mat_mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """2-d x1 @ x2 (each transposed by ``transpose_x1``/``transpose_x2``) + optional bias."""
     bias = inputs[2] if len(inputs) > 2 else None
     return _matmul(inputs[0], inputs[1], bias, op.b("transpose_x1", False), op.b("transpose_x2", False), op)
 
 
 @kernel("MatMulV2", dtypes=_MM, source=f"{RAW_OPS}:38228 REG_OP(MatMulV2)")
-def mat_mul_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def mat_mul_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """As MatMul, with an optional offset_w that must be absent here."""
     _no_offset(op, inputs)
     bias = inputs[2] if len(inputs) > 2 else None
@@ -46,13 +44,13 @@ def mat_mul_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor
 
 
 @kernel("BatchMatMul", dtypes=_MM, source=f"{RAW_OPS}:38433 REG_OP(BatchMatMul)")
-def batch_mat_mul(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def batch_mat_mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Batched x1 @ x2 with broadcast batch dims, last two dims transposed by ``adj_x1``/``adj_x2``."""
     return _matmul(inputs[0], inputs[1], None, op.b("adj_x1", False), op.b("adj_x2", False), op)
 
 
 @kernel("BatchMatMulV2", dtypes=_MM, source=f"{RAW_OPS}:38485 REG_OP(BatchMatMulV2)")
-def batch_mat_mul_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def batch_mat_mul_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """As BatchMatMul, with an optional bias and an offset_w that must be absent here."""
     _no_offset(op, inputs)
     bias = inputs[2] if len(inputs) > 2 else None
@@ -61,7 +59,7 @@ def batch_mat_mul_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.
 
 @kernel("LayerNormV4", dtypes=FLOATS,
         source=f"{RAW_OPS}:89026 REG_OP(LayerNormV4) (T1 = float, float16, bf16 per CANN's LayerNormV4 docs)")
-def layer_norm_v4(op: OpView, inputs: List[Optional[torch.Tensor]]) -> Tuple[torch.Tensor, ...]:
+def layer_norm_v4(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
     """y, mean, rstd over the trailing ``normalized_shape`` dims (mean/rstd keep those dims as 1, in float32 for
     half inputs as CANN computes them), ``epsilon`` default 1e-5; gamma/beta optional."""
     x = inputs[0]
@@ -76,7 +74,7 @@ def layer_norm_v4(op: OpView, inputs: List[Optional[torch.Tensor]]) -> Tuple[tor
 
 
 @kernel("SoftmaxV2", dtypes=FLOATS | {"DT_DOUBLE"}, source=f"{RAW_OPS}:49997 REG_OP(SoftmaxV2)")
-def softmax_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def softmax_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """exp(x) / sum(exp(x)) over ``axes`` (default [-1]); ``half_to_float`` gives a float32 result for float16."""
     x = inputs[0]
     axes = op.ints("axes", [-1])
@@ -89,7 +87,7 @@ def softmax_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor
 
 @kernel("MaskedFill", dtypes={"DT_FLOAT", "DT_BF16", "DT_FLOAT16", "DT_INT8", "DT_INT32", "DT_INT64"},
         source=f"{RAW_OPS}:79279 REG_OP(MaskedFill)")
-def masked_fill(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def masked_fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x where mask is false, value (cast to x's dtype) where it is true; mask and value broadcast against x."""
     x, mask, value = inputs[0], inputs[1], inputs[2]
     if mask.dtype != torch.bool:

@@ -3,8 +3,6 @@ through Shape -> Gather -> Pack -> Reshape, so these kernels read shapes from th
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
 import torch
 
 from torchair_cpu.ge.registry import ALL, BASIC, INDEX, METADEF, RAW_OPS, OpView, kernel
@@ -14,7 +12,7 @@ _GE_GRAPH = "torch_npu-2.14.0 torchair/ge/_ge_graph.py"
 _SHAPE_TYPES = ALL - {"DT_COMPLEX64", "DT_COMPLEX128", "DT_BF16"}  # Shape/Identity REG_OP list (no complex, no bf16)
 
 
-def ints(tensor: Optional[torch.Tensor], op: OpView, what: str) -> List[int]:
+def ints(tensor: torch.Tensor | None, op: OpView, what: str) -> list[int]:
     """A 0-d or 1-d integer tensor input as a Python list (shapes, perms, sizes)."""
     if tensor is None:
         raise op.fail(f"its {what} input is missing")
@@ -25,13 +23,13 @@ def ints(tensor: Optional[torch.Tensor], op: OpView, what: str) -> List[int]:
 
 @kernel("Transpose", dtypes=BASIC | {"DT_BOOL"},
         source=f"{RAW_OPS}:86029 REG_OP(Transpose), BasicType() ({METADEF}); bool per the aten converter")
-def transpose(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def transpose(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Permute x's dims by the ``perm`` input tensor."""
     return inputs[0].permute(ints(inputs[1], op, "perm")).contiguous()
 
 
 @kernel("Reshape", dtypes=ALL, source=f"{RAW_OPS}:1571 REG_OP(Reshape), TensorType::ALL() ({METADEF})")
-def reshape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def reshape(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x with the ``shape`` input tensor's shape; one -1 is inferred. Only the whole-shape form (axis 0,
     num_axes -1) is what the converters emit; another form is refused rather than guessed."""
     if op.i("axis", 0) != 0 or op.i("num_axes", -1) != -1:
@@ -45,7 +43,7 @@ def reshape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 @kernel("Shape", dtypes=_SHAPE_TYPES | {"DT_BF16"},
         source=f"{RAW_OPS}:1943 REG_OP(Shape); bf16 per CANN's array_ops.h REG_OP(Shape) TensorType::ALL()")
-def shape(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def shape(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x's shape as a 1-d tensor of ``dtype`` (an Int attr in GE's C++ numbering, default 3 = DT_INT32)."""
     return torch.tensor(list(inputs[0].shape), dtype=op.dt("dtype", 3))
 
@@ -67,7 +65,7 @@ def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> to
 
 
 @kernel("Gather", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:77858 REG_OP(Gather), BasicType() ({METADEF})")
-def gather(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def gather(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x[indices] along axis 0 (``batch_dims`` 0 only)."""
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
@@ -75,7 +73,7 @@ def gather(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("GatherV2", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:76149 REG_OP(GatherV2), BasicType() ({METADEF})")
-def gather_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def gather_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x[..., indices, ...] along the ``axis`` input (``batch_dims`` 0 only)."""
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
@@ -84,7 +82,7 @@ def gather_v2(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("Pack", dtypes=ALL, source=f"{RAW_OPS}:82824 REG_OP(Pack)")
-def pack(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def pack(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Stack the N dynamic inputs along ``axis``."""
     values = [t for t in inputs if t is not None]
     if len(values) != op.i("N", len(values)):
@@ -94,7 +92,7 @@ def pack(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 @kernel("Range", dtypes=INDEX | {"DT_FLOAT16", "DT_FLOAT", "DT_DOUBLE", "DT_BF16"},
         source=f"{RAW_OPS}:75939 REG_OP(Range)")
-def range_(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def range_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """[start, limit) by delta, in start's dtype."""
     start, limit, delta = (t.item() for t in inputs[:3])
     if delta == 0:
@@ -103,19 +101,19 @@ def range_(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
 
 
 @kernel("Cast", dtypes=ALL, source=f"{_GE_GRAPH}:1609 REG_OP(Cast)")
-def cast(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def cast(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x converted to ``dst_type`` (an Int attr in GE's C++ numbering; floats to integers round toward zero)."""
     return inputs[0].to(op.dt("dst_type"))
 
 
 @kernel("Identity", dtypes=_SHAPE_TYPES | {"DT_BF16"}, source=f"{RAW_OPS}:1350 REG_OP(Identity) (bf16 as Cast)")
-def identity(op: OpView, inputs: List[Optional[torch.Tensor]]) -> torch.Tensor:
+def identity(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """A copy of x (GE gives the output its own buffer)."""
     return inputs[0].clone()
 
 
 @kernel("SplitV", dtypes=BASIC | {"DT_BOOL"}, source=f"{_DYNAMIC}:1053 REG_OP(SplitV), BasicType() ({METADEF})")
-def split_v(op: OpView, inputs: List[Optional[torch.Tensor]]) -> Tuple[torch.Tensor, ...]:
+def split_v(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
     """``num_split`` pieces of x along ``split_dim`` with sizes ``size_splits`` (one -1 takes the rest)."""
     x = inputs[0]
     sizes = ints(inputs[1], op, "size_splits")

@@ -10,9 +10,10 @@ importing ``kernel`` from here and being added to that list.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import torch
 
@@ -21,7 +22,7 @@ from torchair_ref.export import ge_ir
 
 __all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "RAW_OPS", "METADEF", "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
 
-KernelFn = Callable[["OpView", List[Optional[torch.Tensor]]], Union[torch.Tensor, Tuple[torch.Tensor, ...]]]
+KernelFn = Callable[["OpView", list[torch.Tensor | None]], torch.Tensor | tuple[torch.Tensor, ...]]
 
 #: where most dtype sets come from: the op registrations (REG_OP docstrings) generated into the wheel
 RAW_OPS = "torch_npu-2.14.0 torchair/_ge_concrete_graph/auto_generated_ge_raw_ops.py"
@@ -41,7 +42,7 @@ _TORCH_DTYPES = (
     torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8, torch.int16,
     torch.uint16, torch.int32, torch.uint32, torch.int64, torch.uint64, torch.bool, torch.complex64,
     torch.complex128)  # fmt: skip
-_BY_GE_NAME: Dict[str, torch.dtype] = {ge_ir.proto_dtype_name(ge_ir.proto_dtype(d)): d for d in _TORCH_DTYPES}
+_BY_GE_NAME: dict[str, torch.dtype] = {ge_ir.proto_dtype_name(ge_ir.proto_dtype(d)): d for d in _TORCH_DTYPES}
 
 
 def ge_name(dtype: torch.dtype) -> str:
@@ -49,7 +50,7 @@ def ge_name(dtype: torch.dtype) -> str:
     return ge_ir.proto_dtype_name(ge_ir.proto_dtype(dtype))
 
 
-def torch_dtype(name: Optional[str], what: str) -> torch.dtype:
+def torch_dtype(name: str | None, what: str) -> torch.dtype:
     """The torch dtype of the GE type ``name``; GraphCheckError naming ``what`` when torch has none on CPU."""
     if name not in _BY_GE_NAME:
         raise GraphCheckError(f"{what}: GE data type {name} has no CPU torch dtype here; "
@@ -63,7 +64,7 @@ class Kernel:
 
     op_type: str
     fn: KernelFn
-    dtypes: Optional[FrozenSet[str]]
+    dtypes: frozenset[str] | None
     source: str
 
     def check_dtype(self, op_name: str, dtype_name: str) -> None:
@@ -72,10 +73,10 @@ class Kernel:
             raise unsupported_dtype(self.op_type, op_name, dtype_name, self.dtypes, self.source)
 
 
-KERNELS: Dict[str, Kernel] = {}
+KERNELS: dict[str, Kernel] = {}
 
 
-def kernel(op_type: str, *, dtypes: Optional[Iterable[str]], source: str) -> Callable[[KernelFn], KernelFn]:
+def kernel(op_type: str, *, dtypes: Iterable[str] | None, source: str) -> Callable[[KernelFn], KernelFn]:
     """Register the decorated function as the CPU kernel of ``op_type`` (one kernel per type)."""
 
     def register(fn: KernelFn) -> KernelFn:
@@ -90,7 +91,7 @@ def kernel(op_type: str, *, dtypes: Optional[Iterable[str]], source: str) -> Cal
 class OpView:
     """Read access to one ``OpDef``'s name, type and attrs, with GE's defaults where the attr is absent."""
 
-    def __init__(self, op: Any, weights_dir: Optional[Path] = None) -> None:
+    def __init__(self, op: Any, weights_dir: Path | None = None) -> None:
         self.op = op
         self.weights_dir = weights_dir  # where a relative FileConstant path is resolved
         self.name: str = op.name
@@ -118,7 +119,7 @@ class OpView:
     def s(self, key: str, default: Any = None) -> bytes:
         return self._get(key, _REQUIRED if default is None else default, "s")
 
-    def dt(self, key: str, default: Optional[int] = None) -> torch.dtype:
+    def dt(self, key: str, default: int | None = None) -> torch.dtype:
         """A data-type attr as a torch dtype. GE writes it in its C++ numbering (GE_IR.md), either as a ``dt`` attr
         (FileConstant's ``dtype``) or as an ``Int`` one (``REG_OP``'s ``ATTR(dtype, Int, DT_INT32)``: Shape's
         ``dtype``, Cast's ``dst_type``, ge/_ge_graph.py:1633); both fields are read."""
@@ -130,7 +131,7 @@ class OpView:
             raise GraphCheckError(f"op {self.type} ({self.name!r}) lacks its data-type attr {key!r} (dt or int)")
         return torch_dtype(ge_ir.cpp_dtype_name(value), f"op {self.type} ({self.name!r}) attr {key}={value}")
 
-    def ints(self, key: str, default: Optional[Sequence[int]] = None) -> List[int]:
+    def ints(self, key: str, default: Sequence[int] | None = None) -> list[int]:
         if key not in self.op.attr and default is not None:
             return list(default)
         return list(self._get(key, _REQUIRED, "list").i)

@@ -11,7 +11,8 @@ memory planning, NPU kernels) is imitated: results are what CANN's operator sema
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -27,10 +28,10 @@ class TorchNpuGraphBase:
 
     def __init__(self, name: str = "") -> None:
         self.name = name
-        self._graph: Optional[Graph] = None
-        self._output_dtypes: List[torch.dtype] = []
+        self._graph: Graph | None = None
+        self._output_dtypes: list[torch.dtype] = []
         self.options: dict = {}
-        self.hint_shapes: Tuple[Any, Any] = ((), ())
+        self.hint_shapes: tuple[Any, Any] = ((), ())
 
     def load(self, serialized_model: bytes, options: Mapping[str, str], input_placements: Sequence[int],
              output_dtypes: Sequence[int], executor_type: int) -> None:
@@ -53,7 +54,7 @@ class TorchNpuGraphBase:
 
         needs_cann(f"GE graph auto_tune ({self.name}) (AOE tunes NPU kernels)")
 
-    def run(self, args: Tuple[Sequence[torch.Tensor], Sequence[Optional[torch.Tensor]], Any]) -> List[torch.Tensor]:
+    def run(self, args: tuple[Sequence[torch.Tensor], Sequence[torch.Tensor | None], Any]) -> list[torch.Tensor]:
         """Outputs of the graph for ``inputs``; an assigned output receives its value in place and is returned."""
         inputs, assigned, _stream = args
         graph = self._loaded()

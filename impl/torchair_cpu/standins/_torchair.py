@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
-from torchair_cpu.standins._graph import TorchNpuGraphBase
 from torchair_cpu.standins._needs import unavailable
 
 

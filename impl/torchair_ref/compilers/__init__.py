@@ -17,8 +17,9 @@ never pays for it.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from torchair_ref.errors import UncacheableError
 

@@ -13,7 +13,8 @@ is graph input j), `"view_of_input"` (a view of graph input j), `"view_of_output
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

@@ -6,7 +6,8 @@ replay never overwrites a result the caller holds. Off CUDA, reduce-overhead run
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

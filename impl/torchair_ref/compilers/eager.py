@@ -5,7 +5,8 @@ The source only calls `torch.ops.*` overloads and the names in `globals`, each a
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from torchair_ref import _refs, _torch
 from torchair_ref.compilers import CompiledGraph, Job

@@ -33,7 +33,8 @@ import re
 import sys
 import tempfile
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

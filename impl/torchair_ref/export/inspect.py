@@ -29,7 +29,6 @@ from google.protobuf.message import DecodeError
 from ..errors import TorchairRefError
 from . import ge_ir
 
-
 #: protobuf's limit on one message
 MAX_AIR_BYTES = 2**31 - 1
 #: the most dims a shape may have (GE's limit is far lower; this bounds the work a hostile file can ask for)

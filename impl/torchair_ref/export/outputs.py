@@ -14,12 +14,11 @@ import contextlib
 import errno
 import os
 from collections.abc import Callable, Sequence
-from typing import Union
 
 from torchair_ref import _files
 
 #: an output's content, or a function that makes it (so that only one weight's bytes are in memory at a time)
-Content = Union[bytes, Callable[[], bytes]]
+Content = bytes | Callable[[], bytes]
 
 
 def write_all(outputs: Sequence[tuple[str, Content]]) -> None:

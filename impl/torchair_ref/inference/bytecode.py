@@ -14,7 +14,8 @@ import dis
 import marshal
 import sys
 import types
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 

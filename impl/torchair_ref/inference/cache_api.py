@@ -4,7 +4,8 @@ from __future__ import annotations
 import logging
 import os
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -29,7 +30,7 @@ def cache_compile(
     custom_decompositions: dict | None = None,
     ge_cache: bool = False,
     **kwargs: Any,
-) -> "CachedFunction":
+) -> CachedFunction:
     """CC-1..CC-6: validate eagerly and return a callable that loads or compiles on its first call."""
     from torchair_ref.config import CompilerConfig
 

@@ -23,7 +23,8 @@ import sys
 import threading
 import types
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

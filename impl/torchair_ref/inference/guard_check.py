@@ -15,7 +15,8 @@ import inspect
 import json
 import math
 import types
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

@@ -32,21 +32,26 @@ from __future__ import annotations
 import ast
 import functools
 import io
-import keyword
 import json
+import keyword
 import re
 import tokenize
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 
 from torchair_ref import _torch
 from torchair_ref.inference.guard_values import (  # noqa: F401 - re-exported: the checks' one vocabulary
-    UnknownGuard, class_digest, code_digest, describe_class, describe_object, from_literal, literal, qualified_name,
+    UnknownGuard,
+    class_digest,
+    code_digest,
+    describe_class,
+    describe_object,
+    from_literal,
+    literal,
+    qualified_name,
 )
-
-
-
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
 _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}

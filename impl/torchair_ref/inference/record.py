@@ -72,7 +72,7 @@ class CacheRecord:
         return payload
 
     @classmethod
-    def from_payload(cls, payload: dict[str, Any]) -> "CacheRecord":
+    def from_payload(cls, payload: dict[str, Any]) -> CacheRecord:
         schema = payload.get("schema")
         if schema != SCHEMA_VERSION:
             raise RecordError(f"record schema {schema!r}; this torchair_ref reads schema {SCHEMA_VERSION}")
@@ -88,7 +88,7 @@ class CacheRecord:
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
 
 
-def checked(payload: dict, method: types.MethodType, model_info: str) -> "CacheRecord":
+def checked(payload: dict, method: types.MethodType, model_info: str) -> CacheRecord:
     """CC-14/CC-17: the payload as a record written for this method, `<model_info>` folder, environment, train/eval
     mode and code, else `StaleCacheError` saying what differs."""
     try:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -17,7 +18,7 @@ class Builder:
         self.graph = ge_ir.GraphDef(name=name)
         self._inputs = 0
 
-    def op(self, op_type: str, inputs: Sequence[str] = (), name: Optional[str] = None, **attrs: Any) -> str:
+    def op(self, op_type: str, inputs: Sequence[str] = (), name: str | None = None, **attrs: Any) -> str:
         op = self.graph.op.add(name=name or f"{op_type}_{len(self.graph.op)}", type=op_type)
         op.input.extend(inputs)
         for key, value in attrs.items():
@@ -38,7 +39,7 @@ class Builder:
                 raise TypeError(f"attr {key}={value!r}")
         return op.name
 
-    def data(self, tensor: Optional[torch.Tensor] = None, dims: Optional[List[int]] = None) -> str:
+    def data(self, tensor: torch.Tensor | None = None, dims: list[int] | None = None) -> str:
         name = self.op("Data", index=self._inputs)
         self._inputs += 1
         if tensor is not None:
@@ -63,7 +64,7 @@ class Builder:
         return ge.load(ge_ir.ModelDef(name="m", graph=[self.graph]).SerializeToString())
 
 
-def run_op(op_type: str, inputs: Sequence[Optional[torch.Tensor]], outputs: int = 1, **attrs: Any) -> List[torch.Tensor]:
+def run_op(op_type: str, inputs: Sequence[torch.Tensor | None], outputs: int = 1, **attrs: Any) -> list[torch.Tensor]:
     """Run one ``op_type`` op on ``inputs`` (``None``: an omitted optional input) and return its outputs."""
     b = Builder()
     feeds = [t for t in inputs if t is not None]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.upstream.ge_executor.graphs import Builder
 from torchair_cpu import ge
 from torchair_cpu.ge import GeExecutorError, GraphCheckError, UnsupportedOpError
 from torchair_ref.export import ge_ir
-from tests.upstream.ge_executor.graphs import Builder
 
 
 def test_const_values_round_trip():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchair_cpu.ge import GeExecutorError, UnsupportedDtypeError
 from tests.upstream.ge_executor.graphs import run_op
+from torchair_cpu.ge import GeExecutorError, UnsupportedDtypeError
 
 X = torch.tensor([[-2.0, -0.5, 0.0], [0.5, 1.0, 3.0]])
 

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from torchair_cpu.ge import UnsupportedDtypeError
 from tests.upstream.ge_executor.graphs import run_op
+from torchair_cpu.ge import UnsupportedDtypeError
 
 X = torch.tensor([[-2.0, -0.5, 0.0], [0.5, 1.0, 3.0]])
 ROW = torch.tensor([1.0, 2.0, 4.0])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchair_cpu.ge import GraphCheckError
 from tests.upstream.ge_executor.graphs import Builder, run_op
+from torchair_cpu.ge import GraphCheckError
 
 X = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
 

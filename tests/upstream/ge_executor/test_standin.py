@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.upstream.ge_executor.graphs import Builder
 from torchair_cpu.ge import GeExecutorError, UnsupportedOpError
 from torchair_cpu.standins._graph import TorchNpuGraphBase
 from torchair_ref.export import ge_ir
-from tests.upstream.ge_executor.graphs import Builder
 
 
 def _model(op_type: str = "Relu") -> bytes:

@@ -8,7 +8,8 @@ and attrs. Tensor arguments arrive as ``ge_build.Value``; everything else as tra
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import arith, collective, shapes
 
