@@ -1,6 +1,7 @@
 """The nightly workflow's matrix: the legs checked and expanded for GitHub, each with its torch pin (SPEC BE-4).
 
-    python3 -m torchair_conformance.nightly_matrix [--legs JSON] [--a2-runner JSON] [--a3-runner JSON] >> "$GITHUB_OUTPUT"
+    python3 -m torchair_conformance.nightly_matrix [--legs JSON] [--a2-runner JSON] [--a3-runner JSON] \
+        >> "$GITHUB_OUTPUT"
 
 Standard library only (the workflow runs it before anything is installed). Reads the legs from `--legs` (a JSON list,
 the workflow_dispatch input) or `.github/nightly-legs.json`. A leg is `{soc, image, cann, torch_npu[, variant]}`:

@@ -9,8 +9,8 @@ Pure functions over history records. The rule (the README's "The gate" says why 
 - **Against what:** the series' own history (`window`: its last `WINDOW` normal nights) and, on an NPU, the previous
   CANN version's series of the same SoC, model and implementation (`cann`: its last `WINDOW` normal nights).
 - **When it is a change:** tonight's value exceeds the baseline's median by more than the larger of a floor
-  (`threshold`, 10 %) and `sigmas` times the baseline's own noise, a robust spread (1.4826 × the median absolute
-  deviation of the logarithms of its nights' values; a relative standard deviation).
+  (`threshold`, 10 %) and `sigmas` times an upper bound of the baseline's own noise: a robust spread (1.4826 × the
+  median absolute deviation of the logarithms of its nights' values) times 1 + 2/sqrt(nights).
 - **When it is a regression:** a change is "suspected" on its first night, or while the baseline has fewer than
   `MIN_HISTORY` nights; a "regression" (red) when the previous night exceeded the same baseline too, or, with enough
   history, at once when large (`LARGE`, and twice the limit). Nights that exceeded stay out of later baselines (a
@@ -34,34 +34,24 @@ from packaging.version import InvalidVersion, Version
 from torchair_conformance.report import cann
 from torchair_conformance.report import legs as legs_mod
 
-#: a run is on a busy host when a 1-minute load average (start or end) exceeds this many times the CPU count
-BUSY_LOAD_PER_CPU = 1.0
-#: the CPU count assumed for records that did not note theirs
-DEFAULT_CPUS = 2
-#: without `since`: runs this long before the newest run of the history still belong to the latest night
-NIGHT = timedelta(hours=24)
-#: the normal nights a baseline (and its noise) is taken from
-WINDOW = 20
-#: fewer baseline nights than this and a change is only suspected
-MIN_HISTORY = 5
-#: the noise multiple and the floor a change must exceed, and the size confirmed on its first night
-SIGMAS = 4.0
-FLOOR = 0.10
-LARGE = 0.50
+BUSY_LOAD_PER_CPU = 1.0  # busy: a 1-minute load average (start or end) above this many times the CPU count
+DEFAULT_CPUS = 2  # the CPU count assumed for records that did not note theirs
+NIGHT = timedelta(hours=24)  # without `since`: how long before the newest run the latest night began
+WINDOW = 20  # the normal nights a baseline (and its noise) is taken from
+MIN_HISTORY = 8  # fewer baseline nights and a change is only suspected
+SIGMAS, FLOOR = 3.5, 0.10  # a change exceeds the larger of FLOOR and SIGMAS x the baseline's noise
+LARGE = 0.50  # a change confirmed on its first night
 _MAD_SIGMA = 1.4826  # MAD -> standard deviation of a normal distribution
-
 
 @dataclass(frozen=True)
 class Figure:
     """A judged figure: the per-round ratio of one variant's metric to another's, in one run."""
-
     key: str
     label: str
     variant: str
     metric: str
     den_variant: str
     den_metric: str
-
     def value(self, run: Mapping[str, Sequence[Mapping[str, Any]]]) -> float | None:
         """The median of the paired per-round ratios (the ratio of the medians when the rounds do not pair)."""
         num = [float(s[self.metric]) for s in run.get(self.variant, []) if _number(s.get(self.metric))]
@@ -85,7 +75,6 @@ FIGURES = (
 @dataclass(frozen=True)
 class RunView:
     """What the gate needs of one run of one series."""
-
     run_id: str
     date: str
     commit: str | None
@@ -98,11 +87,9 @@ class RunView:
     def rounds(self) -> int:
         return len(self.samples.get("impl-warm", [])) or int(self.bench.get("rounds") or 0)
 
-
 @dataclass(frozen=True)
 class Check:
     """One figure of a series' latest run against one baseline, and what the gate made of it."""
-
     kind: str  # "window" | "cann"
     series: tuple
     run: RunView
@@ -110,11 +97,9 @@ class Check:
     value: float
     baseline: float
     baseline_label: str
-    #: the baseline's robust relative spread, and the relative change that counts (max(floor, sigmas x noise))
-    noise: float
-    limit: float
-    #: the nights the baseline holds
-    nights: int
+    noise: float  # the baseline's robust relative spread
+    limit: float  # the relative change that counts: max(floor, sigmas x noise)
+    nights: int  # the nights the baseline holds
     status: str  # "regression" | "suspected" | "ok" | "not gated" | "accepted"
     reason: str = ""
 
@@ -130,7 +115,6 @@ class Check:
 @dataclass(frozen=True)
 class Accepted:
     """An accepted change from the reviewed file: runs whose env/bench fields match `match`, one figure."""
-
     figure: str
     match: Mapping[str, str]
     reason: str
@@ -218,7 +202,6 @@ def comparison_group(env: Mapping[str, Any], bench: Mapping[str, Any]) -> tuple:
 @dataclass(frozen=True)
 class Rule:
     """The gate's numbers (the report's `--threshold`, `--sigmas`, `--window`, `--min-history`)."""
-
     floor: float = FLOOR
     sigmas: float = SIGMAS
     window: int = WINDOW
@@ -229,7 +212,6 @@ class Rule:
 @dataclass
 class GateResult:
     """Every check of the series' latest runs, and the series not judged tonight."""
-
     checks: list[Check] = field(default_factory=list)
     #: series key -> why none of its checks are judged (stale, not a leg of the night), for the report
     stale: dict[tuple, str] = field(default_factory=dict)
@@ -255,7 +237,6 @@ def noise(values: Sequence[float]) -> float:
 @dataclass(frozen=True)
 class _Step:
     """One night of a figure against a baseline, and whether it exceeded it."""
-
     run: RunView
     value: float
     baseline: float
@@ -267,25 +248,36 @@ class _Step:
 
 def _judge(run: RunView, value: float, base: Sequence[float], rule: Rule) -> _Step:
     centre, spread = statistics.median(base), noise(base)
-    limit = max(rule.floor, math.expm1(rule.sigmas * spread))
+    # a spread from few nights is uncertain (from 10 nights of ±15 % noise it comes out anywhere from 0.05 to 0.2):
+    # the limit takes an upper bound of it, (1 + 2/sqrt(n)) times the estimate
+    limit = max(rule.floor, math.expm1(rule.sigmas * spread * (1 + 2 / math.sqrt(len(base)))))
     return _Step(run, value, centre, spread, limit, len(base), value > centre * (1 + limit))
 
 
-def walk(points: Sequence[tuple[RunView, float]], rule: Rule, covered: Any = lambda run: False,
+def walk(points: Sequence[tuple[RunView, float]], rule: Rule, covered: Any = lambda run: None,
          fixed: Sequence[float] | None = None) -> tuple[list[_Step], list[float]]:
     """Each night against the normal nights before it (or against `fixed`, another series' normal nights): the
-    steps, and the normal values at the end. A night that exceeded stays out of later baselines unless `covered`
-    (accepted)."""
+    steps, and the normal values at the end. A night that exceeded a baseline of `min_history` nights waits: it
+    joins the baseline when the next night does not exceed (noise), and stays out with the nights after it when that
+    night exceeds too, or at once when large (a step: it stays red until fixed or `covered`, accepted)."""
     normal: list[float] = []
-    steps = []
+    steps: list[_Step] = []
+    pending: float | None = None
+    stepped = False
     for run, value in points:
         base = list(fixed) if fixed is not None else normal[-rule.window:]
-        if base:
-            step = _judge(run, value, base, rule)
-            steps.append(step)
-            if step.exceeded and not covered(run):
-                continue
-        normal.append(value)
+        if not base:
+            normal.append(value)
+            continue
+        step = _judge(run, value, base, rule)
+        steps.append(step)
+        if not (step.exceeded and step.nights >= rule.min_history) or covered(run):
+            normal += ([pending] if pending is not None else []) + [value]
+            pending, stepped = None, False
+        elif stepped or pending is not None or value > step.baseline * (1 + max(rule.large, 2 * step.limit)):
+            pending, stepped = None, True
+        else:
+            pending = value
     return steps, normal[-rule.window:]
 
 
