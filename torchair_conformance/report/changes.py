@@ -5,7 +5,7 @@ what `verdict.json` keeps for the next night (`outcomes`), and a change is named
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from torchair_conformance.report import matrix as matrix_mod
@@ -72,10 +72,12 @@ def diff(column: str, before: Mapping[str, str], now: Mapping[str, str]) -> list
 
 
 def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]] | None,
-            absent: Collection[str] = (), missing: Iterable[str] = ()) -> Changes:
-    """Per leg (results column, by label), the tests whose outcome changed since `previous`. `absent`: the columns
-    that did not run tonight (their old results are not compared); `missing`: the expected legs without tonight's
-    results. Both are named in `missing_legs`, with the legs that had results last night and have none now."""
+            absent: Mapping[str, str] | None = None, missing: Iterable[str] = ()) -> Changes:
+    """Per leg (results column, by label), the tests whose outcome changed since `previous`. `absent`: column label
+    -> its leg's label, for the columns that did not run tonight (their old results are not compared); `missing`:
+    the expected legs without tonight's results. Both are named in `missing_legs` (by leg), with the columns that
+    had results last night and have none now."""
+    absent = absent or {}
     out = Changes(compared=previous is not None)
     labels = set()
     for column in matrix.columns:
@@ -88,6 +90,6 @@ def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]]
             out.new_legs.append(column.label)
             continue
         out.tests += diff(column.label, previous[column.label], outcomes(column))
-    gone = [label for label in (previous or {}) if label not in labels]
-    out.missing_legs = sorted(set(gone) | set(absent) | set(missing))
+    gone = [label for label in (previous or {}) if label not in labels and label not in absent]
+    out.missing_legs = sorted(set(gone) | set(absent.values()) | set(missing))
     return out

@@ -248,13 +248,18 @@ def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, rule: gat
     report = Report(series, checks, judged, matrix, history_files, rule)
     report.savings = savings(series, checks)
     report.regressions = regressions(series, checks)
-    absent = [c.label for c in matrix.columns if c.label in judged.absent and _still_expected(c, night)]
+    absent = {c.label: _leg_label(c) for c in matrix.columns if c.label in judged.absent and _still_expected(c, night)}
     report.changes = changes_mod.changes(matrix, previous, absent, judged.missing)
     report.comparison = comparison(series, matrix, *compare) if compare else None
     report.versions = version_groups(series)
     report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
                         for key, versions in latest_by_cann(series).items() if len(versions) >= 2]
     return report
+
+
+def _leg_label(column: matrix_mod.Column) -> str:
+    leg = legs_mod.of_results(column.implementation, column.versions)
+    return leg.label if leg is not None else column.label
 
 
 def _still_expected(column: matrix_mod.Column, night: verdict_mod.Night) -> bool:
