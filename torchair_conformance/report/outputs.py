@@ -137,6 +137,9 @@ def headline(report: model.Report) -> str:
         return "nothing was checked: no results from tonight and no benchmark compared with a baseline"
     if report.verdict.green and not report.performance_checked:
         return "conformance green; performance not checked"
+    suspected = sum(r.status == "suspected" for r in report.regressions)
+    if report.verdict.green and suspected:
+        return f"green: nothing broke; {suspected} figure(s) suspected slower, not confirmed"
     if report.verdict.green:
         return "green: nothing broke, nothing got slower"
     slower = sum(r.status == "regression" for r in report.regressions)
