@@ -1,4 +1,5 @@
-"""The gate (BE-4): CANN over CANN and against earlier runs, on raw samples with a rank test; what it leaves out."""
+"""The gate (BE-4): CANN over CANN and against earlier nights, on in-run ratios against their own noise; what it leaves
+out."""
 from __future__ import annotations
 
 import json

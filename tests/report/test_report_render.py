@@ -76,7 +76,8 @@ def test_banner_states_the_saving_and_what_changed_since_last_night(nightly: Pat
     banner = page[page.index('<div class="banner'):page.index('<h2 id="slower">')]
     assert "✘ red: 4 problem(s), 1 figure(s) slower" in banner
     saving = re.search(r"gpt-small · torchair_npu · A2 · CANN 8\.10\.RC1 · torch-npu 2\.6\.0\.post3</b></a>: cold "
-                       r"(\d+\.\d\d) s → warm (\d\.\d\d) s: ×(\d+\.\d) faster, (\d+\.\d\d) s saved a start; <span class=\"since\">since "
+                       r"(\d+\.\d\d) s → warm (\d\.\d\d) s: ×(\d+\.\d) faster, (\d+\.\d\d) s saved a start; "
+                       r"<span class=\"since\">since "
                        r"2026-03-03: warm [+−][\d.]+ (ms|s) \([+−][\d.]+%\), cold [+−][\d.]+ (ms|s) \([+−][\d.]+%\)",
                        banner)
     assert saving, banner
@@ -137,8 +138,8 @@ def test_cann_over_cann_table_and_gate_on_the_nightly_sample(nightly: Path) -> N
     slower = page[page.index('<h2 id="slower">'):page.index('<h2 id="changes">')]
     assert slower.count('<div class="regression') == 1, "one slowdown, one entry"
     entry = slower[slower.index('<div class="regression'):]
-    assert re.search(r"<b>warm load ÷ cold compile</b> of .*?: 0\.00\d+ → 0\.00\d+ \(×1\.\d\d, limit \+1\d%\)", entry), \
-        entry[:600]
+    assert re.search(r"<b>warm load ÷ cold compile</b> of .*?: 0\.00\d+ → 0\.00\d+ \(×1\.\d\d, "
+                     r"limit \+1\d%\)", entry), entry[:600]
     assert entry.count("<li>regression: vs CANN 8.1.RC1") == 1, "one baseline saw it: the previous CANN's nights"
     readme = (nightly / "README.md").read_text(encoding="utf-8")
     assert "**Verdict: red: 4 problem(s), 1 figure(s) slower.**" in readme
