@@ -65,6 +65,11 @@ def normalize(version: str) -> str:
     return re.sub(r"[.-]b(\d)", r".B\1", text, flags=re.IGNORECASE)
 
 
+def spelled(version: Any) -> str:
+    """A CANN field in one spelling: `normalize`d where it parses, else as written."""
+    return normalize(str(version)) if sort_key(version)[0] == 1 else str(version)
+
+
 def release(version: str) -> str:
     """The release a build leads to: `8.2.RC1.B010` -> `8.2.RC1`, `9.0.0-beta.1` -> `9.0.0`; a patch and a release
     are their own (`8.0.RC3.20`)."""

@@ -215,6 +215,8 @@ class GateResult:
     checks: list[Check] = field(default_factory=list)
     #: series key -> why none of its checks are judged (stale, not a leg of the night), for the report
     stale: dict[tuple, str] = field(default_factory=dict)
+    #: series key -> why a series run tonight has nothing to be compared with (no earlier night)
+    unchecked: dict[tuple, str] = field(default_factory=dict)
     rule: Rule = field(default_factory=Rule)
 
     @property
@@ -315,7 +317,7 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, rule: Rule | None = N
         for run in runs:
             if run.env.get("cann"):
                 by_cann = groups.setdefault(comparison_group(run.env, run.bench), {})
-                by_cann.setdefault(_cann_text(run.env["cann"]), []).append(run)
+                by_cann.setdefault(cann.spelled(run.env["cann"]), []).append(run)
     for key, runs in series.items():
         if not runs:
             continue
@@ -329,8 +331,10 @@ def evaluate(series: Mapping[tuple, Sequence[RunView]], *, rule: Rule | None = N
         if skip:
             result.stale[key] = skip
         skip = skip or not_gated(latest)
-        for figure in FIGURES:
-            result.checks += _checks(key, runs, figure, rule, accepted, skip, groups)
+        found = [c for figure in FIGURES for c in _checks(key, runs, figure, rule, accepted, skip, groups)]
+        result.checks += found
+        if not found and key not in result.stale:
+            result.unchecked[key] = "no earlier night to compare with (nights on a busy host are not judged)"
     return result
 
 
@@ -388,10 +392,6 @@ def previous_cann_runs(run: RunView, groups: Mapping[tuple, Mapping[str, Sequenc
         return []
     previous = max(older, key=cann.sort_key)
     return sorted(versions[previous], key=lambda r: (r.date, r.run_id))
-
-
-def _cann_text(version: Any) -> str:
-    return cann.normalize(str(version)) if cann.sort_key(version)[0] == 1 else str(version)
 
 
 def _number(value: Any) -> bool:

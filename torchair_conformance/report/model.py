@@ -303,8 +303,8 @@ def regressions(series: list[Series], checks: gate.GateResult) -> list[Regressio
 
 def cann_versions(series: list[Series], matrix: matrix_mod.Matrix) -> list[str]:
     """Every CANN version with benchmarks or results, in version order."""
-    found = {_cann_text(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
-    found |= {_cann_text(c.versions["cann"]) for c in matrix.columns if c.versions.get("cann")}
+    found = {cann_mod.spelled(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
+    found |= {cann_mod.spelled(c.versions["cann"]) for c in matrix.columns if c.versions.get("cann")}
     return sorted(found, key=cann_mod.sort_key)
 
 
@@ -323,7 +323,7 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
     for key, versions in latest_by_cann(series, (a, b)).items():
         out.runs.append((group_title(key), versions.get(a), versions.get(b)))
     out.runs.sort(key=lambda t: t[0])
-    columns = {(c.implementation, c.versions.get("soc"), _cann_text(c.versions.get("cann"))): c
+    columns = {(c.implementation, c.versions.get("soc"), cann_mod.spelled(c.versions.get("cann"))): c
                for c in matrix.columns}
     for (impl, soc, cann), column in sorted(columns.items(), key=lambda kv: kv[1].label):
         if cann == a and (impl, soc, b) in columns:
@@ -334,10 +334,6 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
     return out
 
 
-def _cann_text(version: Any) -> str:
-    return cann_mod.normalize(str(version)) if cann_mod.sort_key(version)[0] == 1 else str(version)
-
-
 def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> dict[tuple, dict[str, Run]]:
     """Per comparison group (`gate.comparison_group`), the latest run of each CANN version (of `only`, if given)."""
     wanted = None if only is None else list(only)
@@ -346,7 +342,7 @@ def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> d
         for run in s.runs:
             if not run.env.get("cann"):
                 continue
-            cann = _cann_text(run.env["cann"])
+            cann = cann_mod.spelled(run.env["cann"])
             if wanted is None or any(cann_mod.same(cann, w) for w in wanted):
                 versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
                 if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):

@@ -123,9 +123,11 @@ def figures_checked(report: model.Report) -> list[str]:
 def performance_text(report: model.Report) -> str:
     """What the gate checked tonight, or why it checked nothing."""
     figures = figures_checked(report)
+    unchecked = len(report.checks.unchecked)
     if figures:
         series = len({c.series for c in report.checks.judged})
-        return f"performance checked on {series} series: {', '.join(figures)}"
+        rest = f"; {unchecked} series not checked (no earlier night to compare with)" if unchecked else ""
+        return f"performance checked on {series} series: {', '.join(figures)}{rest}"
     reasons = sorted({c.reason for c in report.checks.checks if c.reason})
     why = "; ".join(reasons[:3]) if reasons else "no series has a run tonight with a baseline to compare with"
     return f"performance not checked ({why})"
