@@ -10,6 +10,7 @@ the tests whose clause marks include one of the IDs; repeatable or comma-separat
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from dataclasses import dataclass, field
@@ -265,8 +266,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     state = config.stash[_STATE]
     impl = _impl(config)
+    versions = dict(impl.versions)
+    if os.environ.get("TORCHAIR_LEG_VARIANT"):  # the nightly leg's image variant (two legs of one CANN and SoC)
+        versions["variant"] = os.environ["TORCHAIR_LEG_VARIANT"]
     results.write(path, results.Document(
-        implementation=impl.name, label=impl.label, device=impl.device, versions=dict(impl.versions),
+        implementation=impl.name, label=impl.label, device=impl.device, versions=versions,
         capabilities=sorted(impl.capabilities), profile=state.profile, selected_clauses=state.selected_clauses,
         python=platform.python_version(), host=platform.node(), started=state.started, finished=time.time(),
         exit_status=int(exitstatus), divergence_file=state.divergence_file, stale_divergences=state.stale,

@@ -81,7 +81,11 @@ def this_leg(impl: str, benchmarks: bool, environ: Mapping[str, str] | None = No
     environ = os.environ if environ is None else environ
     leg = {"impl": impl, "soc": environ.get("TORCHAIR_SOC") or "", "cann": cann_from_install_info(environ) or "",
            "torch_npu": distribution_version("torch-npu") or ""}
-    return [leg] if benchmarks and all(leg.values()) else []
+    if not (benchmarks and all(leg.values())):
+        return []
+    if environ.get("TORCHAIR_LEG_VARIANT"):
+        leg["variant"] = environ["TORCHAIR_LEG_VARIANT"]
+    return [leg]
 
 
 def check_arguments(args: argparse.Namespace) -> str | None:

@@ -29,12 +29,14 @@ BENCH = {"model": "gpt-small", "method": "forward", "mode": "max-autotune", "dyn
 PHASES = {"eager": (5.8, 0.4, 0.0, 0.9), "impl-cold": (6.1, 0.4, 36.5, 0.0005), "impl-warm": (6.1, 0.4, 0.30, 0.0005)}
 
 
-def _sample(rng: random.Random, variant: str, slower_load: float, busy: float) -> dict:
+def _sample(rng: random.Random, variant: str, slower_load: float, busy: float, spread: float | None = None) -> dict:
+    """One round; each phase jitters by 3 % (Gaussian), or uniformly within ±`spread`."""
     startup, build, load, first = (p * busy for p in PHASES[variant])
     load *= slower_load if variant == "impl-warm" else 1.0
-    jitter = [max(0.0, p * (1 + rng.gauss(0, 0.03))) for p in (startup, build, load, first)]
+    jitter = [max(0.0, p * (1 + (rng.uniform(-spread, spread) if spread else rng.gauss(0, 0.03))))
+              for p in (startup, build, load, first)]
     return {"startup_import_s": jitter[0], "build_s": jitter[1], "compile_or_load_s": jitter[2],
-            "first_call_s": jitter[3], "ttfo_s": sum(jitter), "steady_s": 0.0011 * (1 + rng.gauss(0, 0.02)),
+            "first_call_s": jitter[3], "ttfo_s": sum(jitter), "steady_s": 0.0011 * busy * (1 + rng.gauss(0, 0.02)),
             "compile_or_load_how": "log" if variant == "impl-warm" else "first-minus-second",
             "traced": {"dynamo_imported": variant == "impl-cold", "inductor_imported": False,
                        "unique_graphs": int(variant == "impl-cold"), "frames_total": None}}
@@ -42,7 +44,7 @@ def _sample(rng: random.Random, variant: str, slower_load: float, busy: float) -
 
 def night_records(night: int, cann: str | None, torch_npu: str | None, *, rng: random.Random,
                   slower_load: float = 1.0, rounds: int = 5, busy: float = 1.0, load_1min: float = 0.4,
-                  dirty: bool = False, hour: int = 2) -> list[history.Record]:
+                  dirty: bool = False, hour: int = 2, spread: float | None = None) -> list[history.Record]:
     """The three records (eager, cold, warm) of one nightly run (`cann` None: the reference on the CPU)."""
     day = f"2026-{1 + (night - 1) // 28:02d}-{1 + (night - 1) % 28:02d}"
     date = f"{day}T{hour:02d}:00:00Z"
@@ -53,7 +55,7 @@ def night_records(night: int, cann: str | None, torch_npu: str | None, *, rng: r
                "soc": "AMD EPYC", "host": "a2-runner-1", "machine": None}
     out = []
     for variant in PHASES:
-        samples = [_sample(rng, variant, slower_load, busy) for _ in range(rounds)]
+        samples = [_sample(rng, variant, slower_load, busy, spread) for _ in range(rounds)]
         out.append(history.Record(run_id=f"{date}-{night}-{cann}", date=date, commit=commit, env=env,
                                   bench={**BENCH, "rounds": rounds, "compiler": "ge" if cann else "inductor"},
                                   variant=variant, samples=samples,

@@ -58,3 +58,21 @@ def test_sixty_nights_fit_a_phone_screen(tmp_path: Path) -> None:
     assert 'data-charts-narrow="9/9"' in page, "a phone gets the charts drawn for its width"
     width = re.search(r'data-page-width="(\d+)/(\d+)"', page)
     assert width and int(width.group(1)) <= int(width.group(2)), f"page wider than the screen: {width.group(0)}"
+
+
+def test_the_matrix_of_ten_cann_releases_fits_1400_px(tmp_path: Path) -> None:
+    """Tonight's two legs, the last three CANN releases beside them, the older ones in the archive: nothing of the
+    matrix is off-screen at 1400 px."""
+    from tests.report.test_report_night_view import many_releases
+
+    many_releases(tmp_path)
+    legs = tmp_path / "legs.json"
+    legs.write_text('[{"soc": "A2", "cann": "9.1.0", "torch_npu": "2.14.0"}, '
+                    '{"soc": "A3", "cann": "9.1.0", "torch_npu": "2.14.0"}]', encoding="utf-8")
+    cli.main(["--history", str(tmp_path / "history"), "--conformance", str(tmp_path / "conformance" / "*.json"),
+              "--out", str(tmp_path / "out"), "--expected-legs", str(legs), "--since", "2026-03-04T00:00:00Z"])
+    page = dom(tmp_path / "out" / "index.html", 1400)
+    fit = re.search(r'data-matrix-right="(\d+)/(\w+)"', page)
+    assert fit and fit.group(2) == "fits" and int(fit.group(1)) <= 1400, fit and fit.group(0)
+    width = re.search(r'data-page-width="(\d+)/(\d+)"', page)
+    assert width and int(width.group(1)) <= int(width.group(2)), width.group(0)

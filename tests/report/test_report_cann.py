@@ -22,6 +22,8 @@ ORDERED = [
     "8.0.RC3.alpha003",
     "8.0.RC3.beta1",
     "8.0.RC3",
+    "8.0.RC3.20",            # a commercial patch of 8.0.RC3 (Ascend Extension for PyTorch 6.0.0 release notes)
+    "8.0.0.beta1",           # the community edition of 8.0.0 (same notes)
     "8.0.0",
     "8.1.RC1.alpha001",
     "8.1.RC1.B010",
@@ -30,7 +32,13 @@ ORDERED = [
     "8.2.RC1.alpha002",
     "8.2.RC1.B010",
     "8.2.RC1",
+    "8.3.RC1.alpha001",      # quay.io/ascend/cann's 8.3.rc1.alpha001 images
     "8.10.RC1",
+    "9.0.0-beta.1",          # CANN 9's image tags (quay.io/ascend/cann:9.0.0-beta.1-a3-...)
+    "9.0.0-beta.2",
+    "9.0.0",
+    "9.1.0.beta.1",          # CANN 9's conda packages
+    "9.1.0",
 ]
 
 
@@ -53,6 +61,12 @@ def test_spelling_does_not_change_the_version() -> None:
 
 def test_unknown_strings_sort_last_and_parse_names_the_value() -> None:
     assert sorted(["weird", "8.0.RC3", None], key=cann.sort_key) == [None, "8.0.RC3", "weird"]
-    for bad in ("8.1", "8.0.RC2.1", "8.1.RC1-alpha"):
+    for bad in ("8.1", "8.0.RC2.x", "8.1.RC1-alpha", "8.2.RC1.B"):
         with pytest.raises(cann.CannVersionError, match=rf"'{bad}' is not a CANN version: expected MAJOR.MINOR"):
             cann.parse(bad)
+
+
+def test_a_build_pairs_as_the_release_it_leads_to() -> None:
+    assert [cann.release(v) for v in ("8.2.rc1.b010", "9.0.0-beta.1", "8.0.RC3.20", "8.1.RC1")] == [
+        "8.2.RC1", "9.0.0", "8.0.RC3.20", "8.1.RC1"]
+    assert cann.same("9.0.0-beta.1", "9.0.0.beta1") and not cann.same("8.0.RC3.20", "8.0.RC3")

@@ -1,4 +1,5 @@
-"""The gate (BE-4): CANN over CANN and against earlier runs, on raw samples with a rank test; what it leaves out."""
+"""The gate (BE-4): CANN over CANN and against earlier nights, on in-run ratios against their own noise; what it leaves
+out."""
 from __future__ import annotations
 
 import json
@@ -7,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("scipy", reason="the gate's rank test needs scipy (the `report` extra)")
-
-from tests.report import nightly_sample as sample  # noqa: E402
-from torchair_conformance.report import gate, history, model  # noqa: E402 - only once scipy is known to be there
+from tests.report import nightly_sample as sample
+from torchair_conformance.report import gate, history, model
 
 
 def evaluate(tmp_path: Path, *, plant: bool, extra: list[history.Record] = (), accepted: str = "") -> gate.GateResult:
@@ -34,7 +33,7 @@ def test_a_cann_over_cann_slowdown_in_the_third_version_fires(tmp_path: Path) ->
     assert ("cann", "warm-load", "8.10.RC1") in fired(verdict)
     (check,) = [c for c in verdict.fired if c.figure.key == "warm-load"]
     assert check.baseline_label.startswith("CANN 8.1.RC1")  # 8.10 follows 8.1 by version, not 8.0 or a string
-    assert check.factor > 1.1 and check.p_value < 0.01
+    assert check.factor > 1 + check.limit and check.status == "regression" and check.nights >= gate.MIN_HISTORY
     assert all(kind == "cann" for kind, _, _ in fired(verdict)), "within 8.10 nothing changed"
 
 
@@ -44,7 +43,8 @@ def test_no_slowdown_no_fire(tmp_path: Path) -> None:
     assert {c.kind for c in verdict.checks} == {"window", "cann"}
 
 
-def test_a_busy_host_one_round_run_is_shown_not_gated(tmp_path: Path) -> None:
+def test_a_busy_host_run_is_shown_not_gated(tmp_path: Path) -> None:
+    # One round is judged (the noise comes from the series' nights, not from the run's rounds); a busy host is not.
     slow = sample.night_records(61, "8.10.RC1", "2.6.0.post3", rng=random.Random(1), rounds=1, busy=3.0,
                                 load_1min=6.7)
     for record in slow:
@@ -52,8 +52,9 @@ def test_a_busy_host_one_round_run_is_shown_not_gated(tmp_path: Path) -> None:
     verdict = evaluate(tmp_path, plant=False, extra=slow)
     assert fired(verdict) == []
     latest = [c for c in verdict.checks if c.run.run_id.endswith("-61-8.10.RC1")]
-    assert latest and all(c.status == "not gated" and c.reason == "1 round(s), fewer than 5" for c in latest)
-    assert any(c.factor > 2 for c in latest), "the busy run is slower, and shown"
+    assert latest and all(c.status == "not gated" and c.reason.startswith("busy host: 1-minute load 6.7")
+                          for c in latest)
+    assert all(c.factor < 1.3 for c in latest), "3x slower in seconds, but a busy host slows both sides of a ratio"
     assert gate.busy(model.Run("r", "2026-03-05T02:00:00Z", None, {}, {}).view()) is None
     assert "busy host: 1-minute load 6.7 on 2 CPUs" in gate.busy(
         gate.RunView("r", "d", None, {}, {"rounds": 5}, {}, {"start": [6.7], "end": [1.0], "cpus": 2}))
@@ -94,17 +95,20 @@ def test_the_previous_cann_of_a_pre_release_build_is_the_release_before_it() -> 
     def run(cann: str) -> gate.RunView:
         return gate.RunView(cann, "2026-03-01T02:00:00Z", None, {"cann": cann}, {"rounds": 5}, {})
 
-    group = [run(v) for v in ("8.0.RC3", "8.0.0", "8.1.RC1", "8.1.RC1.alpha001", "8.1.RC1.B010")]
-    assert gate.previous_cann_run(run("8.1.RC1.alpha002"), group).run_id == "8.1.RC1.alpha001"
-    assert gate.previous_cann_run(run("8.1.RC1.alpha001"), group).run_id == "8.0.0"
-    assert gate.previous_cann_run(run("8.1.RC1"), group).run_id == "8.1.RC1.B010"
+    group = {gate.comparison_group({"cann": "x"}, {}): {v: [run(v)] for v in (
+        "8.0.RC3", "8.0.0", "8.1.RC1", "8.1.RC1.alpha001", "8.1.RC1.B010")}}
+    assert gate.previous_cann_runs(run("8.1.RC1.alpha002"), group)[0].run_id == "8.1.RC1.alpha001"
+    assert gate.previous_cann_runs(run("8.1.RC1.alpha001"), group)[0].run_id == "8.0.0"
+    assert gate.previous_cann_runs(run("8.1.RC1"), group)[0].run_id == "8.1.RC1.B010"
+    assert gate.previous_cann_runs(run("8.0.RC3"), group) == []
 
 
 def test_only_the_implementations_figures_are_gated() -> None:
     assert {f.variant for f in gate.FIGURES} == {"impl-warm", "impl-cold"}
-    ratio = next(f for f in gate.FIGURES if f.key == "warm/eager-ttfo")
-    assert ratio.samples({"impl-warm": [{"ttfo_s": 2.0}, {"ttfo_s": 3.0}],
-                          "eager": [{"ttfo_s": 1.0}, {"ttfo_s": 2.0}]}) == [2.0, 1.5]
+    assert all(f.den_variant in ("eager", "impl-cold") for f in gate.FIGURES), "each normalised within the run"
+    ratio = next(f for f in gate.FIGURES if f.key == "warm-ttfo")
+    assert ratio.value({"impl-warm": [{"ttfo_s": 2.0}, {"ttfo_s": 3.0}],
+                        "eager": [{"ttfo_s": 1.0}, {"ttfo_s": 2.0}]}) == 1.75, "the median of the per-round ratios"
 
 
 def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Path) -> None:
@@ -119,7 +123,9 @@ def test_results_older_than_their_environments_benchmarks_are_stale(tmp_path: Pa
     night = verdict.judge(results, checks, [r.view() for s in series for r in s.runs],
                           verdict.Night(required=("torchair_npu", "torchair_gone")))
     assert list(night.stale) == [c.label for c in results.columns if c.versions.get("cann") == "8.10.RC1"]
-    assert any("stale" in p and "8.10.RC1" in p for p in night.problems)
+    # red once, as the leg whose results did not come tonight (its old results are absent, not counted)
+    assert any(p.startswith("missing: A2 · CANN 8.10.RC1 · torch-npu 2.6.0.post3 (torchair_npu): no results since")
+               for p in night.problems)
     assert not any("stale" in p and "8.1.RC1 " in p for p in night.problems), "8.1 was not run that night"
     assert ("conformance torchair_gone: results missing: none from tonight (since 2026-03-04T02:00:00Z); no results "
             "document for it") in night.problems

@@ -135,7 +135,9 @@ def collect(impl_name: str | None, impl: ModuleType | None, device: str) -> dict
         impl_version = getattr(impl, "__version__", None)
     torch_npu = sys.modules.get("torch_npu")
     cann = cann_from_torch_npu(torch_npu) if torch_npu is not None else None
+    variant = os.environ.get("TORCHAIR_LEG_VARIANT")  # the nightly leg's image variant, where two share a CANN
     return {
+        **({"variant": variant} if variant else {}),
         "impl": impl_name,
         "impl_version": impl_version,
         "torch": torch.__version__,

@@ -9,7 +9,8 @@ suite's `--conformance-json`). The report is a model (`model`: the gate, the ver
 - `history`  the append-only JSONL store under `reports/history/`: one file per CANN version (off-NPU: per device
              and torch version), one record per variant of a bench run; its format is documented there.
 - `stats`    medians/min/max, the ratios against the baselines, the targets (pure functions).
-- `gate`     did a figure get slower: rank tests against earlier runs and the previous CANN version (pure).
+- `gate`     did a figure get slower than its own noise: in-run ratios against the series' nights and the previous
+             CANN version's, suspected on one night, a regression when confirmed (pure).
 - `results`  the suite's results document (`--conformance-json`): `Document`, `TestRecord`, written and read here.
 - `matrix`   the conformance matrix (clause x implementation/version) from the suite's results documents.
 - `cann`     CANN version strings in Ascend's release order (alpha, beta and B-builds before their release).

@@ -5,7 +5,7 @@ what `verdict.json` keeps for the next night (`outcomes`), and a change is named
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from torchair_conformance.report import matrix as matrix_mod
@@ -71,17 +71,25 @@ def diff(column: str, before: Mapping[str, str], now: Mapping[str, str]) -> list
     return sorted(out, key=lambda c: order.index(c.kind))
 
 
-def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]] | None) -> Changes:
-    """Per leg (results column, by label), the tests whose outcome changed since `previous`."""
+def changes(matrix: matrix_mod.Matrix, previous: Mapping[str, Mapping[str, str]] | None,
+            absent: Mapping[str, str] | None = None, missing: Iterable[str] = ()) -> Changes:
+    """Per leg (results column, by label), the tests whose outcome changed since `previous`. `absent`: column label
+    -> its leg's label, for the columns that did not run tonight (their old results are not compared); `missing`:
+    the expected legs without tonight's results. Both are named in `missing_legs` (by leg), with the columns that
+    had results last night and have none now."""
+    absent = absent or {}
     out = Changes(compared=previous is not None)
-    if previous is None:
-        return out
     labels = set()
     for column in matrix.columns:
+        if column.label in absent:
+            continue
         labels.add(column.label)
+        if previous is None:
+            continue
         if column.label not in previous:
             out.new_legs.append(column.label)
             continue
         out.tests += diff(column.label, previous[column.label], outcomes(column))
-    out.missing_legs = sorted(label for label in previous if label not in labels)
+    gone = [label for label in (previous or {}) if label not in labels and label not in absent]
+    out.missing_legs = sorted(set(gone) | set(absent.values()) | set(missing))
     return out

@@ -23,7 +23,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from torchair_conformance.report import outdir
+from torchair_conformance.report import gate, outdir
 
 DEFAULT_HISTORY = os.path.join("reports", "history")
 DEFAULT_OUT = "reports"
@@ -41,10 +41,16 @@ def parser() -> argparse.ArgumentParser:
                    help=f"glob of the suite's JSON results for the matrix (default {DEFAULT_RESULTS})")
     p.add_argument("--accepted", default=DEFAULT_ACCEPTED,
                    help=f"reviewed file of accepted performance changes (default {DEFAULT_ACCEPTED}; may be absent)")
-    p.add_argument("--threshold", type=float, default=1.10,
-                   help="a regression: the median grew by more than THRESHOLD times (default 1.10)")
-    p.add_argument("--alpha", type=float, default=0.01,
-                   help="a regression: the rank test's one-sided p-value is below ALPHA (default 0.01)")
+    p.add_argument("--threshold", type=float, default=1 + gate.FLOOR,
+                   help=f"the floor of a change: a figure grew by more than THRESHOLD times its baseline, whatever its "
+                        f"noise (default {1 + gate.FLOOR:.2f})")
+    p.add_argument("--sigmas", type=float, default=gate.SIGMAS,
+                   help=f"a change exceeds SIGMAS times the baseline's own noise, a robust spread of its nights "
+                        f"(default {gate.SIGMAS:g})")
+    p.add_argument("--window", type=int, default=gate.WINDOW,
+                   help=f"the normal nights a baseline is taken from (default {gate.WINDOW})")
+    p.add_argument("--min-history", type=int, default=gate.MIN_HISTORY,
+                   help=f"fewer baseline nights and a change is only suspected (default {gate.MIN_HISTORY})")
     p.add_argument("--require-results", action="append", default=[], metavar="IMPL",
                    help="the night is red when IMPL has no results document from tonight (repeatable)")
     p.add_argument("--expected-legs", metavar="FILE",
@@ -95,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.threshold <= 1:
         print(f"error: --threshold must be above 1, got {args.threshold}", file=sys.stderr)
         return 2
-    if not 0 < args.alpha < 1:
-        print(f"error: --alpha must be between 0 and 1, got {args.alpha}", file=sys.stderr)
+    if args.sigmas <= 0 or args.window < 1 or args.min_history < 1:
+        print(f"error: --sigmas must be above 0 and --window and --min-history at least 1, got {args.sigmas}, "
+              f"{args.window}, {args.min_history}", file=sys.stderr)
         return 2
     since = None
     if args.since is not None:
@@ -115,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from torchair_conformance.report import (
         context,
-        gate,
         history,
         legs,
         matrix,
@@ -146,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     if history_url is None:
         history_url = os.path.relpath(args.history, args.out).replace(os.sep, "/") + "/"
     try:
-        report = model.build(records, found, threshold=args.threshold, alpha=args.alpha, history_files=files,
+        rule = gate.Rule(floor=args.threshold - 1, sigmas=args.sigmas, window=args.window,
+                         min_history=args.min_history)
+        report = model.build(records, found, rule=rule, history_files=files,
                              accepted=accepted, night=night, previous=previous,
                              compare=tuple(args.compare) if args.compare else None)
     except ValueError as exc:
@@ -164,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     for check in report.checks.checks:
         if check.status != "ok":
             print(f"gate: {check.status}: {check.figure.label} {check.value:.4g} vs {check.baseline:.4g} "
-                  f"({check.baseline_label}) x{check.factor:.2f} p={check.p_value:.2g} run {check.run.run_id}"
+                  f"({check.baseline_label}) x{check.factor:.2f} limit +{check.limit:.0%} run {check.run.run_id}"
                   + (f": {check.reason}" if check.reason else ""))
     for problem in report.verdict.problems:
         print(f"red: {problem}")

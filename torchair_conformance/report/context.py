@@ -9,8 +9,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from torchair_conformance.report import cann as cann_mod
 from torchair_conformance.report import changes as changes_mod
 from torchair_conformance.report import charts, gate, history, model, outputs, stats
+from torchair_conformance.report import legs as legs_mod
 from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report.units import change, nbytes, seconds, spread
 
@@ -51,7 +53,9 @@ class Links:
     history: str = "history/"
 
 
-_CLS = {"regression": "regressed", "accepted": "xfail", "not gated": "skip", "ok": "met",
+#: the CANN releases, besides tonight's, whose older results stay in the matrix; older ones fold into an archive
+MATRIX_RELEASES = 3
+_CLS = {"regression": "regressed", "accepted": "xfail", "suspected": "xfail", "not gated": "skip", "ok": "met",
         "new failure": "regressed", "fixed": "met", "new skip": "skip", "no longer skipped": "met"}
 
 
@@ -135,7 +139,8 @@ def _series_context(report: model.Report, series: model.Series, drawn: Charts) -
         })
     machine = run.env.get("machine") or {}
     return {
-        "slug": series.slug, "title": series.title, "note": _run_note(run), "dirty": run.dirty,
+        "slug": series.slug, "title": series.title, "description": series.description, "note": _run_note(run),
+        "dirty": run.dirty, "stale": report.checks.stale.get(series.key),
         "machine": [(k, str(v)) for k, v in machine.items() if v],
         "chart": drawn.get((series.slug, "latest")),
         "chart_narrow": drawn.get((series.slug, "latest-narrow")),
@@ -160,15 +165,18 @@ def _summary_rows(report: model.Report) -> list[dict[str, Any]]:
             return f"{value.value:.3g}" + (f" ({verdict})" if verdict else "")
 
         fired = report.fired(s)
-        skip = report.not_gated(s)
+        skip = report.not_gated(s) or report.checks.unchecked.get(s.key)
+        suspected = [c for c in report.checks.checks if c.series == s.key and c.status == "suspected"]
         rows.append({
             "slug": s.slug, "title": s.title, "short": s.short, "date": run.date, "dirty": run.dirty,
+            "stale": s.key in report.checks.stale,
             "warm": seconds(run.median("impl-warm", "ttfo_s")),
             "load": seconds(run.median("impl-warm", "compile_or_load_s")),
             "cold": seconds(run.median("impl-cold", "ttfo_s")),
             "warm_cold": r("warm / cold compile-or-load"), "warm_eager": r("warm TTFO / eager TTFO"),
-            "gate": f"{len(fired)} regression(s)" if fired else (f"not gated: {skip}" if skip else "ok"),
-            "gate_class": "regressed" if fired else ("skip" if skip else "met"),
+            "gate": (f"{len(fired)} regression(s)" if fired else f"{len(suspected)} suspected" if suspected
+                     else f"not checked: {skip}" if skip else "ok"),
+            "gate_class": "regressed" if fired else ("xfail" if suspected else "skip" if skip else "met"),
         })
     return rows
 
@@ -178,13 +186,13 @@ def _check_rows(report: model.Report) -> list[dict[str, Any]]:
     titles = {s.key: s.title for s in report.series}
     rows = []
     for c in sorted(report.checks.checks, key=lambda c: (c.status, titles.get(c.series, ""), c.kind)):
-        if c.status in ("regression", "accepted"):
+        if c.status in ("regression", "accepted", "suspected"):
             continue
-        value = (lambda v: f"{v:.3g}") if c.figure.den_variant else seconds
         rows.append({"series": titles.get(c.series, "?"), "figure": c.figure.label,
-                     "kind": "earlier runs" if c.kind == "window" else "CANN over CANN", "value": value(c.value),
-                     "baseline": f"{value(c.baseline)} ({c.baseline_label})", "factor": f"×{c.factor:.2f}",
-                     "p": f"{c.p_value:.2g}", "status": c.status, "reason": c.reason, "cls": _CLS[c.status]})
+                     "kind": "earlier nights" if c.kind == "window" else "CANN over CANN", "value": f"{c.value:.3g}",
+                     "baseline": f"{c.baseline:.3g} ({c.baseline_label})", "factor": f"×{c.factor:.2f}",
+                     "p": f"±{c.noise:.1%} / +{c.limit:.0%}", "status": c.status, "reason": c.reason,
+                     "cls": _CLS[c.status]})
     return rows
 
 
@@ -192,8 +200,7 @@ def _regressions(report: model.Report) -> list[dict[str, Any]]:
     rows = []
     for r in report.regressions:
         first = r.primary
-        moved = (f"{first.baseline:.3g} → {first.value:.3g} (×{first.factor:.2f})" if first.figure.den_variant else
-                 f"{seconds(first.baseline)} → {seconds(first.value)}: {change(first.value, first.baseline)}")
+        moved = f"{first.baseline:.3g} → {first.value:.3g} (×{first.factor:.2f}, limit +{first.limit:.0%})"
         rows.append({"series": r.series.short, "title": r.series.title, "slug": r.series.slug, "figure": r.label,
                      "status": r.status, "cls": _CLS[r.status], "moved": moved,
                      "reason": next((c.reason for c in r.checks if c.status == "accepted"), ""),
@@ -220,28 +227,69 @@ def _banner(report: model.Report) -> dict[str, Any]:
     kinds: dict[str, int] = {}
     for c in report.changes.tests:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    grey = verdict.green and (report.nothing_checked or not report.performance_checked)
     return {
-        "cls": "none" if verdict.green and report.nothing_checked else ("green" if verdict.green else "red"),
+        "cls": "none" if grey else ("green" if verdict.green else "red"),
         "head": outputs.headline(report), "checked": outputs.checked(report),
+        "performance": outputs.performance_text(report),
         "savings": [{"series": s.series.short, "slug": s.series.slug, "saving": outputs.saving_text(s),
                      "since": outputs.since_text(s)} for s in report.savings],
         # the gate's problems are the regressions, listed once each below the banner
         "problems": [p for p in verdict.problems if not p.startswith("gate: ")],
-        "regressions": len(report.regressions), "changes": sorted(kinds.items()),
+        "regressions": sum(r.status == "regression" for r in report.regressions),
+        "suspected": sum(r.status == "suspected" for r in report.regressions), "changes": sorted(kinds.items()),
         "missing_legs": report.changes.missing_legs,
     }
 
 
+def column_order(report: model.Report) -> tuple[list[matrix_mod.Column], list[matrix_mod.Column]]:
+    """The matrix's columns: tonight's legs (in CANN order), the other results of tonight (CPU), then the legs that
+    did not run tonight from the last `MATRIX_RELEASES` CANN releases, in CANN order; and the older ones, for the
+    archive."""
+    def key(column: matrix_mod.Column) -> tuple:
+        v = column.versions
+        return (cann_mod.sort_key(v.get("cann")), str(v.get("soc")), str(v.get("variant")), column.label)
+
+    current = [c for c in report.matrix.columns if report.verdict.current(c)]
+    legs = sorted((c for c in current if c.versions.get("cann")), key=key)
+    others = sorted((c for c in current if not c.versions.get("cann")), key=lambda c: c.label)
+    old = sorted((c for c in report.matrix.columns if not report.verdict.current(c)), key=key)
+    releases = sorted({cann_mod.release(str(c.versions["cann"])) if cann_mod.sort_key(c.versions.get("cann"))[0] == 1
+                       else str(c.versions.get("cann")) for c in old}, key=cann_mod.sort_key)[-MATRIX_RELEASES:]
+    recent = [c for c in old if (cann_mod.release(str(c.versions["cann"])) if cann_mod.sort_key(
+        c.versions.get("cann"))[0] == 1 else str(c.versions.get("cann"))) in releases]
+    return legs + others + recent, [c for c in old if c not in recent]
+
+
+def column_head(column: matrix_mod.Column) -> str:
+    """A column's heading in a few words: the leg (SoC, CANN, torch-npu, variant) or, off-NPU, the label without
+    its note; the full label is the heading's title."""
+    leg = legs_mod.of_results(column.implementation, column.versions)
+    if leg is not None:
+        return f"{column.implementation} · {leg.label.rsplit(' (', 1)[0]}"
+    return column.label.split(" (", 1)[0]
+
+
 def _matrix_context(report: model.Report, links: Links) -> dict[str, Any]:
-    """Clause rows with a failing test first, each on its own; the other rows folded by their cells' statuses."""
+    """Clause rows with a failing test first, each on its own; the other rows folded by their cells' statuses.
+    Tonight's columns first; a leg that did not run tonight is greyed with when it last ran; older CANN releases
+    fold into an archive table."""
+    shown, archive = column_order(report)
+    return {**_matrix_table(report, links, shown), "clauses": len(report.matrix.clauses),
+            "archive": _matrix_table(report, links, archive) if archive else None}
+
+
+def _matrix_table(report: model.Report, links: Links, order: list[matrix_mod.Column]) -> dict[str, Any]:
     m = report.matrix
-    columns = [{"label": c.label, "source": c.source, "finished": c.finished_iso or "time unknown",
+    columns = [{"label": c.label, "head": column_head(c), "source": c.source,
+                "finished": c.finished_iso or "time unknown",
                 "counts": [(o, n) for o, n in sorted(c.counts.items(), key=lambda kv: matrix_mod.outcome_order(kv[0]))],
-                "total": len(c.tests), "stale": report.verdict.stale.get(c.label)} for c in m.columns]
+                "total": len(c.tests), "stale": report.verdict.stale.get(c.label),
+                "absent": report.verdict.absent.get(c.label)} for c in order]
     loud, folded = [], {}
     for clause in m.clauses:
         cells = []
-        for column in m.columns:
+        for column in order:
             failing = [t for t in m.cells.get((clause, column.label), []) if t.outcome in matrix_mod.BAD_OUTCOMES]
             counts = m.cell_counts(clause, column.label)
             cells.append({
@@ -259,7 +307,7 @@ def _matrix_context(report: model.Report, links: Links) -> dict[str, Any]:
     for row in folded.values():
         if len(row["clauses"]) > 1:
             row["cells"] = [{**c, "counts": f"{len(row['clauses'])} clauses"} for c in row["cells"]]
-    return {"columns": columns, "rows": loud + list(folded.values()), "clauses": len(m.clauses)}
+    return {"columns": columns, "rows": loud + list(folded.values())}
 
 
 def cann_tables(report: model.Report) -> list[dict[str, Any]]:
@@ -321,8 +369,8 @@ def build(report: model.Report, notes: list[str], drawn: Charts, links: Links) -
     latest = report.latest
     changes = report.changes
     return {
-        "banner": _banner(report), "verdict": report.verdict, "threshold": report.threshold, "alpha": report.alpha,
-        "min_rounds": gate.MIN_ROUNDS, "window": gate.WINDOW, "last_runs": LAST_RUNS,
+        "banner": _banner(report), "verdict": report.verdict, "rule": report.rule, "last_runs": LAST_RUNS,
+        "figures": [f.label for f in gate.FIGURES],
         "latest_date": latest.date if latest else "–", "latest_commit": (latest.commit or "unknown") if latest else "–",
         "latest_dirty": bool(latest and latest.dirty), "run_count": sum(len(s.runs) for s in report.series),
         "history_files": report.history_files, "history_url": links.history,
@@ -331,7 +379,7 @@ def build(report: model.Report, notes: list[str], drawn: Charts, links: Links) -
                     "legs": _by_leg(_test_rows(changes.tests, links)),
                     "new_legs": changes.new_legs, "missing_legs": changes.missing_legs},
         "summary": _summary_rows(report), "series": [_series_context(report, s, drawn) for s in report.series],
-        "stale_series": [f"{s.title} (last run {s.latest.date})" for s in report.series
+        "stale_series": [f"{s.title} ({report.checks.stale[s.key]})" for s in report.series
                          if s.key in report.checks.stale],
         "cann_tables": cann_tables(report), "compare": _comparison(report, links),
         "versions": [{"name": name, "chart": drawn.get((name, "versions")),

@@ -81,7 +81,9 @@ class Record:
 
 
 def series_key(env: dict[str, Any], bench: dict[str, Any]) -> tuple:
-    return tuple((k, env.get(k)) for k in KEY_ENV) + tuple((k, bench.get(k)) for k in KEY_BENCH)
+    """The series' key; a nightly leg's image `variant` (two legs of one CANN and SoC) joins it where set."""
+    variant = (("variant", env["variant"]),) if env.get("variant") else ()
+    return tuple((k, env.get(k)) for k in KEY_ENV) + variant + tuple((k, bench.get(k)) for k in KEY_BENCH)
 
 
 def file_name(env: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from torchair_conformance.report import cann as cann_mod
 
 #: the implementation the nightly's matrix runs when a leg does not name one
 DEFAULT_IMPL = "torchair_npu"
-FIELDS = ("impl", "soc", "cann", "torch_npu")
+FIELDS = ("impl", "soc", "cann", "torch_npu", "variant")
 #: SoC names as the NPU reports them -> the product family the matrix names (A2: Atlas A2 / Ascend 910B, A3: Atlas
 #: A3 / Ascend 910_93)
 _FAMILIES = ((re.compile(r"(?i)(ascend)?910_?93\w*|a3"), "A3"), (re.compile(r"(?i)(ascend)?910b\w*|a2"), "A2"))
@@ -40,21 +40,23 @@ def soc_family(name: Any) -> str | None:
 
 @dataclass(frozen=True)
 class Leg:
-    """One leg; fields compare after normalizing (SoC family, CANN spelling)."""
+    """One leg; fields compare after normalizing (SoC family, CANN spelling). `variant` tells apart two legs of one
+    (SoC, CANN, torch-npu) that run other images (the OS and Python of each)."""
 
     impl: str
     soc: str | None
     cann: str | None
     torch_npu: str | None
+    variant: str | None = None
 
     @classmethod
-    def of(cls, impl: Any, soc: Any, cann: Any, torch_npu: Any) -> Leg:
+    def of(cls, impl: Any, soc: Any, cann: Any, torch_npu: Any, variant: Any = None) -> Leg:
         cann_text = str(cann) if cann is not None else None
         if cann_text is not None and cann_mod.sort_key(cann_text)[0] == 1:
             cann_text = cann_mod.normalize(cann_text)
         # torch-npu's local part (`+git...`) names a build of the same release
         npu = str(torch_npu).split("+", 1)[0] if torch_npu is not None else None
-        return cls(str(impl), soc_family(soc), cann_text, npu)
+        return cls(str(impl), soc_family(soc), cann_text, npu, str(variant) if variant else None)
 
     @property
     def label(self) -> str:
@@ -62,6 +64,8 @@ class Leg:
         parts = [self.soc or "SoC ?", f"CANN {self.cann or '?'}"]
         if self.torch_npu:
             parts.append(f"torch-npu {self.torch_npu}")
+        if self.variant:
+            parts.append(self.variant)
         return " · ".join(parts) + f" ({self.impl})"
 
     def fields(self) -> dict[str, str | None]:
@@ -72,14 +76,15 @@ def of_env(env: Mapping[str, Any]) -> Leg | None:
     """The leg of a history record's environment, None off-NPU."""
     if not env.get("cann"):
         return None
-    return Leg.of(env.get("impl"), env.get("soc"), env.get("cann"), env.get("torch_npu"))
+    return Leg.of(env.get("impl"), env.get("soc"), env.get("cann"), env.get("torch_npu"), env.get("variant"))
 
 
 def of_results(implementation: str, versions: Mapping[str, Any]) -> Leg | None:
     """The leg of a results document (its implementation and versions), None off-NPU."""
     if not versions.get("cann"):
         return None
-    return Leg.of(implementation, versions.get("soc"), versions.get("cann"), versions.get("torch_npu"))
+    return Leg.of(implementation, versions.get("soc"), versions.get("cann"), versions.get("torch_npu"),
+                  versions.get("variant"))
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,8 @@ class Retired:
 
     def covers(self, leg: Leg) -> bool:
         wanted = Leg.of(self.match.get("impl", leg.impl), self.match.get("soc", leg.soc),
-                        self.match.get("cann", leg.cann), self.match.get("torch_npu", leg.torch_npu))
+                        self.match.get("cann", leg.cann), self.match.get("torch_npu", leg.torch_npu),
+                        self.match.get("variant", leg.variant))
         return wanted == leg
 
 
@@ -117,11 +123,11 @@ def load_expected(path: str) -> list[Leg]:
         raise LegsError(f"{path}: expected a JSON list of legs ({{'soc', 'cann', 'torch_npu'}} objects)")
     out = []
     for i, entry in enumerate(data):
-        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), str) and entry[k] for k in FIELDS[1:])):
+        if not (isinstance(entry, dict) and all(isinstance(entry.get(k), str) and entry[k] for k in FIELDS[1:4])):
             raise LegsError(f"{path} [{i}]: a leg needs 'soc', 'cann' and 'torch_npu' strings: {entry!r:.200}")
         try:
             out.append(Leg.of(entry.get("impl") or DEFAULT_IMPL, entry["soc"], cann_mod.normalize(entry["cann"]),
-                              entry["torch_npu"]))
+                              entry["torch_npu"], entry.get("variant")))
         except cann_mod.CannVersionError as exc:
             raise LegsError(f"{path} [{i}]: {exc}") from exc
     return out

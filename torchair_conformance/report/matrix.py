@@ -119,8 +119,9 @@ def column_label(impl: str, versions: dict[str, Any]) -> str:
     for name, title in (("torch", "torch"), ("torch_npu", "torch_npu"), ("cann", "CANN")):
         if versions.get(name):
             parts.append(f"{title} {versions[name]}")
-    if versions.get("soc"):
-        parts.append(str(versions["soc"]))
+    for name in ("soc", "variant"):
+        if versions.get(name):
+            parts.append(str(versions[name]))
     return " · ".join(parts)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from torchair_conformance.report import cann as cann_mod
 from torchair_conformance.report import changes as changes_mod
 from torchair_conformance.report import gate, history, stats
+from torchair_conformance.report import legs as legs_mod
 from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report import verdict as verdict_mod
 
@@ -88,19 +89,30 @@ class Series:
 
     @property
     def title(self) -> str:
+        """The series in a few words, for headings and tables: model, implementation, SoC, CANN (or torch) and
+        torch-npu; the rest of what identifies it is `description`."""
+        return self.short
+
+    @property
+    def description(self) -> str:
+        """Everything that identifies the series, once, under its heading."""
         env, bench = self.latest.env, self.latest.bench
         impl = f"{env.get('impl')} {env.get('impl_version') or ''}".strip()
+        variant = f" · {env['variant']}" if env.get("variant") else ""
         return (f"{impl} · {bench.get('model')}.{bench.get('method')} · "
                 f"{bench.get('mode')} · {'dynamic' if bench.get('dynamic') else 'static'} · graph compiler "
-                f"{bench.get('compiler')} · {version_label(env)} · {env.get('device')} ({env.get('soc')})")
+                f"{bench.get('compiler')} · {version_label(env)} · {env.get('device')} ({env.get('soc')}) · Python "
+                f"{env.get('python')}{variant}")
 
     @property
     def short(self) -> str:
-        """The series in a few words, for the banner: model, implementation, CANN or torch, SoC."""
+        """The series in a few words: model, implementation, SoC (family), CANN or torch, torch-npu, variant."""
         env = self.latest.env
+        soc = legs_mod.soc_family(env.get("soc")) if env.get("cann") else env.get("soc")
         where = f"CANN {env['cann']}" if env.get("cann") else f"torch {env.get('torch')}"
-        npu = f" · torch_npu {env['torch_npu']}" if env.get("torch_npu") else ""
-        return f"{self.latest.bench.get('model')} · {env.get('impl')} · {where}{npu} · {env.get('soc')}"
+        npu = f" · torch-npu {env['torch_npu']}" if env.get("torch_npu") else ""
+        variant = f" · {env['variant']}" if env.get("variant") else ""
+        return f"{self.latest.bench.get('model')} · {env.get('impl')} · {soc} · {where}{npu}{variant}"
 
 
 def version_label(env: Mapping[str, Any]) -> str:
@@ -149,7 +161,7 @@ class Regression:
 
     series: Series
     label: str
-    status: str  # "regression" | "accepted"
+    status: str  # "regression" | "accepted" | "suspected"
     checks: tuple[gate.Check, ...]
 
     @property
@@ -179,8 +191,7 @@ class Report:
     verdict: verdict_mod.Verdict
     matrix: matrix_mod.Matrix
     history_files: list[str]
-    threshold: float
-    alpha: float
+    rule: gate.Rule
     savings: list[Saving] = field(default_factory=list)
     regressions: list[Regression] = field(default_factory=list)
     changes: changes_mod.Changes = field(default_factory=changes_mod.Changes)
@@ -204,30 +215,61 @@ class Report:
         return self.checks.stale.get(series.key) or series.latest.not_gated
 
     @property
+    def current_columns(self) -> list[matrix_mod.Column]:
+        """The results columns that count tonight (a leg's results from an earlier night do not)."""
+        return [c for c in self.matrix.columns if self.verdict.current(c)]
+
+    @property
     def nothing_checked(self) -> bool:
-        """No results document and no gate check: a verdict would say nothing."""
-        return not self.matrix.columns and not self.checks.checks
+        """No results from tonight and no gate check that compared anything: a verdict would say nothing."""
+        return not self.current_columns and not self.checks.judged
+
+    @property
+    def performance_checked(self) -> bool:
+        """Whether the gate compared any figure of tonight with a baseline."""
+        return bool(self.checks.judged)
 
 
-def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, threshold: float, alpha: float,
+def build(records: list[history.Record], matrix: matrix_mod.Matrix, *, rule: gate.Rule | None = None,
           history_files: list[str], accepted: Iterable[gate.Accepted] = (), night: verdict_mod.Night | None = None,
           previous: Mapping[str, Mapping[str, str]] | None = None,
           compare: tuple[str, str] | None = None) -> Report:
     """BE-4: the report's data; `previous` maps a results column label to the previous night's test outcomes."""
+    night = night or verdict_mod.Night()
+    rule = rule or gate.Rule()
     series = group(records)
-    checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, threshold=threshold, alpha=alpha,
-                           accepted=accepted)
     runs = [r.view() for s in series for r in s.runs]
-    judged = verdict_mod.judge(matrix, checks, runs, night or verdict_mod.Night())
-    report = Report(series, checks, judged, matrix, history_files, threshold, alpha)
+    since = verdict_mod.tonight_began(matrix, runs, night)
+    checks = gate.evaluate({s.key: [r.view() for r in s.runs] for s in series}, rule=rule, accepted=accepted,
+                           since=since, expected=night.expected)
+    judged = verdict_mod.judge(matrix, checks, runs, night, since)
+    # tonight's series first, then the stale ones
+    series.sort(key=lambda s: s.key in checks.stale)
+    report = Report(series, checks, judged, matrix, history_files, rule)
     report.savings = savings(series, checks)
     report.regressions = regressions(series, checks)
-    report.changes = changes_mod.changes(matrix, previous)
+    absent = {c.label: _leg_label(c) for c in matrix.columns if c.label in judged.absent and _still_expected(c, night)}
+    report.changes = changes_mod.changes(matrix, previous, absent, judged.missing)
     report.comparison = comparison(series, matrix, *compare) if compare else None
     report.versions = version_groups(series)
     report.cann_runs = [(key, sorted(versions.items(), key=lambda kv: cann_mod.sort_key(kv[0])))
                         for key, versions in latest_by_cann(series).items() if len(versions) >= 2]
     return report
+
+
+def _leg_label(column: matrix_mod.Column) -> str:
+    leg = legs_mod.of_results(column.implementation, column.versions)
+    return leg.label if leg is not None else column.label
+
+
+def _still_expected(column: matrix_mod.Column, night: verdict_mod.Night) -> bool:
+    """Whether a column's leg is one the night expects (a retired or dropped leg's old results are no news)."""
+    leg = legs_mod.of_results(column.implementation, column.versions)
+    if leg is None:
+        return True
+    if night.expected is not None:
+        return leg in night.expected
+    return not any(r.covers(leg) for r in night.retired)
 
 
 def savings(series: list[Series], checks: gate.GateResult) -> list[Saving]:
@@ -243,43 +285,46 @@ def savings(series: list[Series], checks: gate.GateResult) -> list[Saving]:
 
 
 def regressions(series: list[Series], checks: gate.GateResult) -> list[Regression]:
-    """Fired and accepted checks, one entry per series and slowed figure: a ratio check (warm/cold load) belongs
-    to its numerator's figure (warm load), so one slowdown is one entry, whatever number of checks saw it."""
+    """Fired, suspected and accepted checks, one entry per series and figure, whatever number of baselines (its
+    own history, the previous CANN) saw it; the strongest status first."""
     by_key = {s.key: s for s in series}
-    plain = {(f.variant, f.metric): f.label for f in gate.FIGURES if f.den_variant is None}
     groups: dict[tuple, list[gate.Check]] = {}
     for check in checks.checks:
-        if check.status in ("regression", "accepted"):
-            groups.setdefault((check.series, check.figure.variant, check.figure.metric), []).append(check)
+        if check.status in ("regression", "accepted", "suspected"):
+            groups.setdefault((check.series, check.figure.key), []).append(check)
     out = []
-    for (key, variant, metric), found in groups.items():
-        found.sort(key=lambda c: (c.figure.den_variant is not None, c.kind != "window", c.figure.key))
-        status = "regression" if any(c.fired for c in found) else "accepted"
-        out.append(Regression(by_key[key], plain.get((variant, metric), found[0].figure.label), status,
-                              tuple(found)))
-    out.sort(key=lambda r: (r.status != "regression", r.series.title, r.label))
+    order = ("regression", "suspected", "accepted")
+    for (key, _), found in groups.items():
+        found.sort(key=lambda c: (order.index(c.status), c.kind != "window"))
+        out.append(Regression(by_key[key], found[0].figure.label, found[0].status, tuple(found)))
+    out.sort(key=lambda r: (order.index(r.status), r.series.title, r.label))
     return out
 
 
 def cann_versions(series: list[Series], matrix: matrix_mod.Matrix) -> list[str]:
     """Every CANN version with benchmarks or results, in version order."""
-    found = {str(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
-    found |= {str(c.versions["cann"]) for c in matrix.columns if c.versions.get("cann")}
+    found = {cann_mod.spelled(r.env["cann"]) for s in series for r in s.runs if r.env.get("cann")}
+    found |= {cann_mod.spelled(c.versions["cann"]) for c in matrix.columns if c.versions.get("cann")}
     return sorted(found, key=cann_mod.sort_key)
 
 
 def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) -> Comparison:
     """`report --compare A B`; raises ValueError naming the known versions when A or B has nothing."""
     known = cann_versions(series, matrix)
+    spelled = []
     for version in (a, b):
-        if version not in known:
+        found = [k for k in known if cann_mod.same(k, version)]
+        if not found:
             raise ValueError(f"--compare: CANN {version!r} has no benchmarks or results here; known: "
                              f"{', '.join(known) or 'none (no NPU history)'}")
+        spelled.append(found[0])
+    a, b = spelled
     out = Comparison(a, b)
     for key, versions in latest_by_cann(series, (a, b)).items():
         out.runs.append((group_title(key), versions.get(a), versions.get(b)))
     out.runs.sort(key=lambda t: t[0])
-    columns = {(c.implementation, c.versions.get("soc"), str(c.versions.get("cann"))): c for c in matrix.columns}
+    columns = {(c.implementation, c.versions.get("soc"), cann_mod.spelled(c.versions.get("cann"))): c
+               for c in matrix.columns}
     for (impl, soc, cann), column in sorted(columns.items(), key=lambda kv: kv[1].label):
         if cann == a and (impl, soc, b) in columns:
             other = columns[(impl, soc, b)]
@@ -291,14 +336,14 @@ def comparison(series: list[Series], matrix: matrix_mod.Matrix, a: str, b: str) 
 
 def latest_by_cann(series: list[Series], only: Iterable[str] | None = None) -> dict[tuple, dict[str, Run]]:
     """Per comparison group (`gate.comparison_group`), the latest run of each CANN version (of `only`, if given)."""
-    wanted = None if only is None else set(only)
+    wanted = None if only is None else list(only)
     latest: dict[tuple, dict[str, Run]] = {}
     for s in series:
         for run in s.runs:
             if not run.env.get("cann"):
                 continue
-            cann = str(run.env["cann"])
-            if wanted is None or cann in wanted:
+            cann = cann_mod.spelled(run.env["cann"])
+            if wanted is None or any(cann_mod.same(cann, w) for w in wanted):
                 versions = latest.setdefault(gate.comparison_group(run.env, run.bench), {})
                 if cann not in versions or (run.date, run.run_id) > (versions[cann].date, versions[cann].run_id):
                     versions[cann] = run

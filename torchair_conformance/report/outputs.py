@@ -2,18 +2,23 @@
 
 `verdict.json` (format `FORMAT`) is also what the next night's report compares with ("changed since last night"):
 
-    {"format": 1, "verdict": "green" | "red", "nothing_checked": bool, "problems": [str],
-     "latest_run": {"date": str | null, "commit": str | null},
-     "checked": {"results": int, "tests": int, "series": int, "gate_checks": int, "not_gated": int, "accepted": int},
+    {"format": 1, "verdict": "green" | "red", "nothing_checked": bool, "performance": "checked" | "not checked",
+     "problems": [str], "latest_run": {"date": str | null, "commit": str | null},
+     "checked": {"results": int, "tests": int, "series": int, "gate_checks": int, "not_gated": int, "accepted": int,
+                 "suspected": int, "figures": [str]},
      "savings": [{"series": str, "cold_ttfo_s": float | null, "warm_ttfo_s": float | null, "factor": float | null,
                   "previous": {"date": str, "cold_ttfo_s": float | null, "warm_ttfo_s": float | null} | null}],
-     "regressions": [{"series": str, "figure": str, "status": "regression" | "accepted",
-                      "checks": [{"figure", "kind", "value", "baseline", "baseline_label", "factor", "p_value",
-                                  "unit": "s" | "ratio"}]}],
+     "regressions": [{"series": str, "figure": str, "status": "regression" | "suspected" | "accepted",
+                      "checks": [{"figure", "kind", "value", "baseline", "baseline_label", "factor", "noise",
+                                  "limit", "nights", "status", "reason", "unit": "ratio"}]}],
      "changes": {"compared": bool, "tests": [{"leg", "test", "before", "now", "kind"}], "new_legs": [str],
                  "missing_legs": [str]},
-     "legs": [{"label", "implementation", "versions", "source", "finished", "stale", "counts": {outcome: n},
-               "tests": {test id: outcome}}]}
+     "legs": [{"label", "implementation", "versions", "source", "finished", "stale", "current": bool,
+               "absent": "last ran ..." | null, "counts": {outcome: n}, "tests": {test id: outcome}}]}
+
+`changes.missing_legs` names the legs that did not run tonight: an expected leg without tonight's results, a leg
+whose results are from an earlier night, a leg with results last night and none now. Their old results stay in
+`legs` with `current: false` and count in no figure of the night.
 
 The JUnit file holds one test suite per results document (one case per test), one for the gate (one case per
 check) and one case for the verdict itself, which fails with every problem when the night is red.
@@ -30,7 +35,7 @@ from typing import Any
 
 from torchair_conformance.report import changes as changes_mod
 from torchair_conformance.report import matrix as matrix_mod
-from torchair_conformance.report import model, results, units, versioned
+from torchair_conformance.report import gate, model, results, units, versioned
 
 FORMAT = 1
 VERDICT_JSON = "verdict.json"
@@ -50,8 +55,8 @@ def _number(value: float | None) -> float | None:
 def _check(check: Any) -> dict[str, Any]:
     return {"figure": check.figure.label, "kind": check.kind, "value": _number(check.value),
             "baseline": _number(check.baseline), "baseline_label": check.baseline_label,
-            "factor": _number(check.factor), "p_value": _number(check.p_value),
-            "unit": "ratio" if check.figure.den_variant else "s"}
+            "factor": _number(check.factor), "noise": _number(check.noise), "limit": _number(check.limit),
+            "nights": check.nights, "status": check.status, "reason": check.reason, "unit": "ratio"}
 
 
 def verdict_document(report: model.Report) -> dict[str, Any]:
@@ -60,12 +65,15 @@ def verdict_document(report: model.Report) -> dict[str, Any]:
     checks = report.checks.checks
     return {
         "format": FORMAT, "verdict": "green" if report.verdict.green else "red",
-        "nothing_checked": report.nothing_checked, "problems": list(report.verdict.problems),
+        "nothing_checked": report.nothing_checked,
+        "performance": "checked" if report.performance_checked else "not checked",
+        "problems": list(report.verdict.problems),
         "latest_run": {"date": latest.date if latest else None, "commit": latest.commit if latest else None},
-        "checked": {"results": len(report.matrix.columns),
-                    "tests": sum(len(c.tests) for c in report.matrix.columns), "series": len(report.savings),
+        "checked": {"results": len(report.current_columns),
+                    "tests": sum(len(c.tests) for c in report.current_columns), "series": len(report.savings),
                     "gate_checks": len(checks), "not_gated": sum(c.status == "not gated" for c in checks),
-                    "accepted": sum(c.status == "accepted" for c in checks)},
+                    "accepted": sum(c.status == "accepted" for c in checks),
+                    "suspected": sum(c.status == "suspected" for c in checks), "figures": figures_checked(report)},
         "savings": [{"series": s.series.title, "cold_ttfo_s": _number(s.cold), "warm_ttfo_s": _number(s.warm),
                      "factor": _number(s.factor),
                      "previous": {"date": s.previous.date, "cold_ttfo_s": _number(s.before("impl-cold")),
@@ -79,6 +87,7 @@ def verdict_document(report: model.Report) -> dict[str, Any]:
                     "new_legs": report.changes.new_legs, "missing_legs": report.changes.missing_legs},
         "legs": [{"label": c.label, "implementation": c.implementation, "versions": c.versions, "source": c.source,
                   "finished": c.finished_iso, "stale": report.verdict.stale.get(c.label),
+                  "current": report.verdict.current(c), "absent": report.verdict.absent.get(c.label),
                   "counts": dict(c.counts), "tests": changes_mod.outcomes(c)} for c in report.matrix.columns],
     }
 
@@ -105,10 +114,34 @@ def read_previous(path: str | os.PathLike) -> dict[str, dict[str, str]] | None:
     return {leg["label"]: {results.test_id(str(k)): str(v) for k, v in leg["tests"].items()} for leg in legs}
 
 
+def figures_checked(report: model.Report) -> list[str]:
+    """The gate's figures that were compared with a baseline tonight."""
+    judged = {c.figure.key for c in report.checks.judged}
+    return [f.label for f in gate.FIGURES if f.key in judged]
+
+
+def performance_text(report: model.Report) -> str:
+    """What the gate checked tonight, or why it checked nothing."""
+    figures = figures_checked(report)
+    unchecked = len(report.checks.unchecked)
+    if figures:
+        series = len({c.series for c in report.checks.judged})
+        rest = f"; {unchecked} series not checked (no earlier night to compare with)" if unchecked else ""
+        return f"performance checked on {series} series: {', '.join(figures)}{rest}"
+    reasons = sorted({c.reason for c in report.checks.checks if c.reason})
+    why = "; ".join(reasons[:3]) if reasons else "no series has a run tonight with a baseline to compare with"
+    return f"performance not checked ({why})"
+
+
 def headline(report: model.Report) -> str:
-    """The verdict in words, never "green" over nothing checked."""
+    """The verdict in words, never "green" over nothing checked: "not checked" where the gate compared nothing."""
     if report.verdict.green and report.nothing_checked:
-        return "nothing was checked: no results and no benchmark checks"
+        return "nothing was checked: no results from tonight and no benchmark compared with a baseline"
+    if report.verdict.green and not report.performance_checked:
+        return "conformance green; performance not checked"
+    suspected = sum(r.status == "suspected" for r in report.regressions)
+    if report.verdict.green and suspected:
+        return f"green: nothing broke; {suspected} figure(s) suspected slower, not confirmed"
     if report.verdict.green:
         return "green: nothing broke, nothing got slower"
     slower = sum(r.status == "regression" for r in report.regressions)
@@ -120,11 +153,15 @@ def headline(report: model.Report) -> str:
 def checked(report: model.Report) -> str:
     """What the verdict rests on, in one line."""
     checks = report.checks.checks
-    tests = sum(len(c.tests) for c in report.matrix.columns)
-    return (f"{len(report.matrix.columns)} results document(s) ({tests} tests); {len(report.savings)} benchmark "
+    columns = report.current_columns
+    tests = sum(len(c.tests) for c in columns)
+    absent = len(report.matrix.columns) - len(columns)
+    older = f", {absent} from earlier nights not counted" if absent else ""
+    return (f"{len(columns)} results document(s) from tonight ({tests} tests{older}); {len(report.savings)} benchmark "
             f"series in the latest night ({len(checks)} gate checks: {len(report.checks.fired)} regression(s), "
+            f"{sum(c.status == 'suspected' for c in checks)} suspected, "
             f"{sum(c.status == 'not gated' for c in checks)} not gated, "
-            f"{sum(c.status == 'accepted' for c in checks)} accepted)")
+            f"{sum(c.status == 'accepted' for c in checks)} accepted); {performance_text(report)}")
 
 
 def saving_text(saving: model.Saving) -> str:
@@ -144,18 +181,17 @@ def since_text(saving: model.Saving) -> str:
 
 
 def check_text(check: Any) -> str:
-    """One check of a regression: `vs 5 earlier run(s): 300.0 ms → 360.0 ms, +60.0 ms (+20.0%), p = 0.004`; a
-    ratio has no unit: `warm / cold ...: vs ...: 0.0082 → 0.0098, ×1.20, p = 0.004`."""
-    if check.figure.den_variant:
-        return (f"{check.figure.label}: vs {check.baseline_label}: {check.baseline:.3g} → {check.value:.3g}, "
-                f"×{check.factor:.2f}, p = {check.p_value:.2g}")
-    return (f"vs {check.baseline_label}: {units.seconds(check.baseline)} → {units.seconds(check.value)}, "
-            f"{units.change(check.value, check.baseline)}, p = {check.p_value:.2g}")
+    """One check of a slowed figure: `suspected: vs 12 earlier night(s) of this series: 0.0082 → 0.0103, ×1.25
+    (noise ±2.1%, limit +10%): +25% on its first night: ...`."""
+    return (f"{check.status}: vs {check.baseline_label}: {check.baseline:.3g} → {check.value:.3g}, ×{check.factor:.2f} "
+            f"(noise ±{check.noise:.1%}, limit +{check.limit:.0%})" + (f": {check.reason}" if check.reason else ""))
 
 
 def step_summary(report: model.Report) -> str:
     """The GitHub step summary: the banner's answers in Markdown."""
     lines = [f"### Nightly: {headline(report)}", "", f"Checked: {checked(report)}.", ""]
+    if report.changes.missing_legs:
+        lines += [f"Did not run tonight: {'; '.join(report.changes.missing_legs)}.", ""]
     lines += [f"- **{s.series.short}**: {saving_text(s)}; {since_text(s)}" for s in report.savings]
     if report.regressions:
         lines += ["", "**Slower:**"]
@@ -175,7 +211,7 @@ def step_summary(report: model.Report) -> str:
 def junit(report: model.Report) -> str:
     """JUnit XML of the night: each results document's tests, the gate's checks, and the verdict."""
     root = ET.Element("testsuites", name="torchair-conformance nightly")
-    for column in report.matrix.columns:
+    for column in report.current_columns:
         suite = ET.SubElement(root, "testsuite", name=f"conformance: {column.label}", tests=str(len(column.tests)))
         for test in column.tests.values():
             case = ET.SubElement(suite, "testcase", classname=test.source, name=test.test)

@@ -53,6 +53,7 @@ _TEMPLATES.globals.update(
     matrix_rows=lambda rows: [[", ".join(r["clauses"])] + [
         (c["status"] if c["status"] != "none" else "–") + (f" ({c['counts']})" if c["counts"] else "")
         + "".join(f"; {t['test']} ({t['outcome']})" for t in c["failing"]) for c in r["cells"]] for r in rows],
+    matrix_heads=lambda columns: [c["head"] + (f" ({c['absent']})" if c["absent"] else "") for c in columns],
     summary_rows=lambda rows: [[r["title"], r["date"] + (" (dirty)" if r["dirty"] else ""), r["warm"], r["load"],
                                 r["cold"], r["warm_cold"], r["warm_eager"], r["gate"]] for r in rows],
     variant_rows=lambda rows: [[r["label"]] + ([c["text"] for c in r["cells"]] or [r["skipped"]]) for r in rows],
@@ -135,12 +136,15 @@ NOTES = [
     "priming run made hot; PyTorch's aot_compile + save (once) and torch.compiler.load_compiled_function (with the "
     "Inductor cache its save left). 'traced' (CC-14's evidence) counts the runs that imported Dynamo or Inductor or "
     "counted a Dynamo graph: a warm start must show 0.",
-    "The gate looks at the implementation's own figures and in-run ratios, never at a baseline's own figure (which "
-    "moves with the host). Each series' latest run is compared with its earlier runs and, on an NPU, with the latest "
-    "run of the previous CANN version on the same SoC, model and implementation, using the raw per-round samples "
-    "and a one-sided Mann-Whitney U test (scipy). Runs with too few rounds or on a busy host, series not run in the "
-    "latest night, and changes accepted in reports/accepted-changes.json are shown, not gated. One slowed figure is "
-    "one regression, with every check that saw it beneath.",
+    "The gate judges figures normalised within the run (warm TTFO ÷ eager TTFO, warm load ÷ cold compile, cold TTFO "
+    "÷ eager TTFO, warm steady call ÷ eager steady call: per-round ratios of variants measured in the same process "
+    "pool), never a figure a slower host moves alone. Each series' latest run is compared with its own last normal "
+    "nights and, on an NPU, with the previous CANN version's on the same SoC, model and implementation: a change "
+    "exceeds the baseline's median by more than the floor and the baseline's own noise times the sigmas (a robust "
+    "spread of its nights). A change is suspected on its first night, or while the baseline has too few nights; "
+    "confirmed the next night (or at once when large), it is a regression. Runs on a busy host, series not run "
+    "tonight and changes accepted in reports/accepted-changes.json are shown, not judged. One slowed figure is one "
+    "entry, with every check that saw it beneath.",
     "Changed since last night: each leg's tests against the previous night's verdict.json (new failures, fixed, "
     "new skips). The conformance matrix folds the clauses whose cells read the same.",
     "Per-call overhead: the warm cached callable against the same graph compiled by the same graph compiler and "

@@ -162,13 +162,14 @@ def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
     it) and, on an NPU, the CANN version from the toolkit's install info under `$ASCEND_HOME_PATH`.
     """
     environ = os.environ if environ is None else environ
-    found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann")}
+    found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann"),
+             "variant": versions.get("variant") or environ.get("TORCHAIR_LEG_VARIANT")}
     if not found["cann"] and device == "npu":
         from torchair_conformance.bench.environment import cann_from_install_info
 
         found["cann"] = cann_from_install_info(environ)
     parts = [impl, device or "unknown"]
-    for name in ("cann", "soc"):
+    for name in ("cann", "soc", "variant"):
         if found[name]:
             parts.append(f"{name}-{found[name]}")
     return re.sub(r"[^A-Za-z0-9._+-]", "_", "-".join(parts)) + ".json"

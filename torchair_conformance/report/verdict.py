@@ -44,8 +44,14 @@ class Verdict:
     stale: dict[str, str] = field(default_factory=dict)
     #: expected leg label -> what of it is missing tonight
     missing: dict[str, str] = field(default_factory=dict)
+    #: results column label -> "last ran ...": a leg's results from before tonight (shown greyed, not counted)
+    absent: dict[str, str] = field(default_factory=dict)
     #: when tonight began, as judged
     since: str | None = None
+
+    def current(self, column: matrix_mod.Column) -> bool:
+        """Whether a results column counts tonight (a CPU column always does; a leg's, when it ran tonight)."""
+        return column.label not in self.absent
 
     @property
     def green(self) -> bool:
@@ -128,16 +134,34 @@ def missing_legs(matrix: matrix_mod.Matrix, runs: Sequence[gate.RunView], night:
     return missing
 
 
+def absent_columns(matrix: matrix_mod.Matrix, since: datetime | None) -> dict[str, str]:
+    """Results column label -> "last ran ...", for each leg's results that finished before `since` (CPU columns
+    belong to no night, and a document without its finishing time cannot be placed: neither is ever absent)."""
+    out = {}
+    for column in matrix.columns:
+        finished = _finished(column)
+        if since is None or finished is None or legs_mod.of_results(column.implementation, column.versions) is None:
+            continue
+        if finished < since:
+            out[column.label] = f"last ran {_iso(finished)}"
+    return out
+
+
 def judge(matrix: matrix_mod.Matrix, checks: gate.GateResult, runs: Iterable[gate.RunView],
-          night: Night = Night()) -> Verdict:
-    """The night's verdict over the results, the benchmark runs (`runs`, every record's view) and the gate."""
+          night: Night = Night(), since: datetime | None = None) -> Verdict:
+    """The night's verdict over the results, the benchmark runs (`runs`, every record's view) and the gate.
+    `since`: when tonight began (default `tonight_began`). Only tonight's results count: a leg's older results
+    are shown as absent, and are a problem only as a missing expected leg."""
     runs = list(runs)
-    since = tonight_began(matrix, runs, night)
-    verdict = Verdict(stale=stale_results(matrix, runs), since=_iso(since) if since else None)
+    since = since or tonight_began(matrix, runs, night)
+    verdict = Verdict(stale=stale_results(matrix, runs), since=_iso(since) if since else None,
+                      absent=absent_columns(matrix, since))
     verdict.missing = missing_legs(matrix, runs, night, since)
     for label, why in verdict.missing.items():
         verdict.problems.append(f"missing: {label}: {why}")
     for column in matrix.columns:
+        if not verdict.current(column):
+            continue
         counts = column.counts
         bad = ", ".join(f"{counts[o]} {o}" for o in matrix_mod.BAD_OUTCOMES if counts.get(o))
         if bad:
@@ -159,7 +183,7 @@ def judge(matrix: matrix_mod.Matrix, checks: gate.GateResult, runs: Iterable[gat
     for check in checks.fired:
         verdict.problems.append(
             f"gate: {check.figure.label} {check.value:.4g} vs {check.baseline:.4g} ({check.baseline_label}), "
-            f"x{check.factor:.2f}, p = {check.p_value:.2g} [{_series_name(check)}]")
+            f"x{check.factor:.2f}, limit +{check.limit:.0%} [{_series_name(check)}]: {check.reason}")
     return verdict
 
 
