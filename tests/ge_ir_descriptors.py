@@ -1,7 +1,8 @@
 """The committed GE IR descriptors (EX-7): each ``ge_ir.proto`` compiled by protoc into ``ge_ir.desc`` beside it.
 
-The reference (``impl/torchair_ref/export``) and the suite (``torchair_conformance``) each build their message classes from
-their own ``ge_ir.desc``, a serialized ``FileDescriptorSet``, so neither needs protoc at install or import time.
+The GE executor (``impl/ge_executor``, whose classes the reference's exporter writes with) and the suite
+(``torchair_conformance``) each build their message classes from their own ``ge_ir.desc``, a serialized
+``FileDescriptorSet``, so neither needs protoc at install or import time.
 protoc comes from the ``grpcio-tools`` wheel (the ``test`` extra). After editing a ``ge_ir.proto``, regenerate::
 
     python -m tests.ge_ir_descriptors
@@ -17,7 +18,7 @@ from pathlib import Path
 from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
-SCHEMAS = (ROOT / "impl" / "torchair_ref" / "export" / "ge_ir.proto", ROOT / "torchair_conformance" / "ge_ir.proto")
+SCHEMAS = (ROOT / "impl" / "ge_executor" / "ge_ir.proto", ROOT / "torchair_conformance" / "ge_ir.proto")
 REGENERATE = "python -m tests.ge_ir_descriptors"
 
 

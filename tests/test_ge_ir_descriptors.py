@@ -1,5 +1,5 @@
-"""The committed GE IR descriptors (EX-7) are what protoc builds from their ge_ir.proto, and are what the reference
-and the suite load their classes from."""
+"""The committed GE IR descriptors (EX-7) are what protoc builds from their ge_ir.proto, and are what the GE executor
+(whose classes the reference's exporter writes with) and the suite load their classes from."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from importlib import resources
 import pytest
 from google.protobuf import descriptor_pb2, text_format
 
+from ge_executor import ge_ir
 from tests.ge_ir_descriptors import REGENERATE, ROOT, SCHEMAS, compile_descriptor, descriptor_path
 from torchair_conformance import ge_ir as suite_ge_ir
-from torchair_ref.export import ge_ir
 
 
 def _files(data: bytes) -> descriptor_pb2.FileDescriptorSet:
@@ -35,7 +35,7 @@ def test_committed_descriptor_is_what_protoc_builds(proto):
     )
 
 
-@pytest.mark.parametrize("module", [ge_ir, suite_ge_ir], ids=["torchair_ref", "torchair_conformance"])
+@pytest.mark.parametrize("module", [ge_ir, suite_ge_ir], ids=["ge_executor", "torchair_conformance"])
 def test_classes_come_from_the_packaged_descriptor(module):
     """EX-7: the classes' file descriptor is the one shipped beside the module (ge_ir.desc as package data)."""
     shipped = resources.files(module.__package__).joinpath(module.DESCRIPTOR_FILE).read_bytes()
@@ -45,7 +45,7 @@ def test_classes_come_from_the_packaged_descriptor(module):
     assert loaded == expected, f"{module.__name__} loaded\n{loaded}\nbut ships\n{expected}"
 
 
-@pytest.mark.parametrize("module", [ge_ir, suite_ge_ir], ids=["torchair_ref", "torchair_conformance"])
+@pytest.mark.parametrize("module", [ge_ir, suite_ge_ir], ids=["ge_executor", "torchair_conformance"])
 def test_a_missing_descriptor_names_the_file_and_the_fix(module, monkeypatch):
     """EX-7: without its descriptor a reader fails naming the file and how to get it back."""
     monkeypatch.setattr(module, "DESCRIPTOR_FILE", "absent.desc")

@@ -1,10 +1,12 @@
-"""EX-11: run an exported graph with the suite's GE executor (``torchair_cpu.ge``, CPU kernels to CANN's documented
+"""EX-11: run an exported graph with the project's GE executor (``ge_executor``, CPU kernels to CANN's documented
 semantics) and hold its outputs to the model's eager outputs under the suite's tolerance table.
 
-The executor is independent of both implementations under test: it reads only the ``.air`` file and the weight
-files its ``FileConstant`` ops name. A relative ``file_path`` is taken against the working directory, as EX-6's
-checks read it. EX-7 leaves the order of the ``Data`` ops open ("in some order"), so the model's inputs are fed in
-each order that fits the ``Data`` descs (dtype and static dims) and the one closest to eager is judged.
+The executor is a leaf package that imports no implementation under test (``tests/test_layers.py`` checks), and the
+``.air`` is read here with the suite's own GE IR classes (``torchair_conformance.ge_ir``), never the executor's or an
+implementation's: the executor only receives the parsed graph and the weight files its ``FileConstant`` ops name.
+A relative ``file_path`` is taken against the working directory, as EX-6's checks read it. EX-7 leaves the order of
+the ``Data`` ops open ("in some order"), so the model's inputs are fed in each order that fits the ``Data`` descs
+(dtype and static dims) and the one closest to eager is judged.
 
 Two 16-bit implementations of an ill-conditioned model (a LayerNorm over a near-constant row, say) round in
 different places, and the model amplifies each one's rounding into errors of the same order that need not agree.
@@ -23,6 +25,7 @@ from typing import Any
 
 import torch
 
+import ge_executor
 from torchair_conformance import exports, ge_ir
 from torchair_conformance.assertions import tolerance
 
@@ -47,8 +50,6 @@ def _fits(desc: Any, t: torch.Tensor) -> bool:
 def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> list[list[torch.Tensor]]:
     """EX-11: load ``path`` (its ``graph[0]``) with the GE executor and run it once per order of ``tensors`` that
     fits its ``Data`` ops (index order); the outputs of each run. An error names the Data descs when none fits."""
-    from torchair_cpu import ge
-
     model = exports.load_air(path)
     data = sorted((op for op in model.graph[0].op if op.type == "Data"), key=lambda op: op.attr["index"].i)
     orders = [list(p) for p in itertools.permutations(tensors)
@@ -57,7 +58,7 @@ def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> list[li
         raise AssertionError(
             f"EX-11: no order of the inputs {[(t.dtype, tuple(t.shape)) for t in tensors]} fits the Data ops "
             f"{[(op.name, list(op.output_desc[0].shape.dim)) for op in data]} of {path}")
-    graph = ge.load(model, weights_dir=os.getcwd())
+    graph = ge_executor.load(model, weights_dir=os.getcwd())
     return [list(graph.run(order)) for order in orders]
 
 

@@ -8,7 +8,7 @@ modules (``torchair_cpu.finder``, ``torchair_cpu.standins``). ``torch_npu`` itse
 What runs on CPU (torchair_conformance/README.md has the table): configs and backends, ``cache_compile`` end to end in
 max-autotune (Dynamo, upstream's FX->GE conversion, codegen, the cache file, fresh-process warm starts,
 ``readable_cache``), because the native graph handle ``TorchNpuGraphBase`` is backed by the project's GE executor
-(``torchair_cpu.ge``: each GE op computed with torch to CANN's semantics; an op or dtype it does not know fails naming
+(``ge_executor``: each GE op computed with torch to CANN's semantics; an op or dtype it does not know fails naming
 it), and ``dynamo_export`` (the ``.air`` is upstream's own graph). Results are labelled "upstream Python, graphs
 executed by the project's GE executor". reduce-overhead (NPU graph capture, imports torch_npu) is not declared; the
 other native parts raise "needs CANN/GE" where reached.

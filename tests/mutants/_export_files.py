@@ -11,7 +11,8 @@ from pathlib import Path
 import torch.distributed as dist
 
 import torchair_ref as _ref
-from torchair_ref.export import ge_ir, pbtxt
+from ge_executor import ge_ir
+from torchair_ref.export import pbtxt
 
 
 def rewriting_export(edit, *, rewrite=True):

@@ -1,5 +1,5 @@
-"""The GE IR schema (docs/GE_IR.md) as the exporter and the suite's reader build it from their compiled ge_ir.desc:
-numbers, types, wire format."""
+"""The GE IR schema (docs/GE_IR.md) as the exporter (with the GE executor's classes) and the suite's reader build it
+from their compiled ge_ir.desc: numbers, types, wire format."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 import torch
 from google.protobuf import descriptor_pb2
 
+from ge_executor import ge_ir
 from torchair_conformance import ge_ir as suite_ge_ir
-from torchair_ref.export import ge_ir
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -64,12 +64,13 @@ MESSAGES = {
     "TensorDescriptor": ge_ir.TensorDescriptor, "ShapeDef": ge_ir.ShapeDef, "TensorDef": ge_ir.TensorDef,
     "NamedAttrs": ge_ir.NamedAttrs, "AttrDef": ge_ir.AttrDef, "ListValue": ge_ir.ListValue,
 }  # fmt: skip
-READERS = ("torchair_ref", "torchair_conformance")
+READERS = ("ge_executor", "torchair_conformance")
 
 
 def _descriptors(reader: str) -> dict:
-    """Message name -> descriptor, for the reference's classes or, through its file, the suite's reader."""
-    if reader == "torchair_ref":
+    """Message name -> descriptor, for the classes the reference writes with (the GE executor's) or, through its
+    file, the suite's reader."""
+    if reader == "ge_executor":
         return {name: cls.DESCRIPTOR for name, cls in MESSAGES.items()}
     by_name = dict(suite_ge_ir.ModelDef.DESCRIPTOR.file.message_types_by_name)
     by_name["ListValue"] = by_name["AttrDef"].nested_types_by_name["ListValue"]

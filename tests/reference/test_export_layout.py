@@ -8,8 +8,9 @@ import pytest
 import torch
 from torch import nn
 
+from ge_executor import ge_ir
 from tests.reference.export import checks, models
-from torchair_ref.export import dynamo_export, ge_ir
+from torchair_ref.export import dynamo_export
 
 
 def test_export_path_may_be_path_like(tmp_path):

@@ -10,9 +10,10 @@ import tempfile
 import torch
 from hypothesis import given
 
+from ge_executor import ge_ir
 from tests.reference.export import checks
 from tests.reference.export.strategies import EXPORT_PROPERTY, MLPCase, mlp_cases
-from torchair_ref.export import DEFAULT_THRESHOLD, dynamo_export, externalize_threshold, ge_ir
+from torchair_ref.export import DEFAULT_THRESHOLD, dynamo_export, externalize_threshold
 
 
 def _used_weights(case: MLPCase, model) -> dict[str, torch.Tensor]:

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import torch
 
+from ge_executor import ge_ir
+from tests.ge_executor.graphs import Builder
 from tests.reference.export import checks, models
-from tests.upstream.ge_executor.graphs import Builder
-from torchair_ref.export import dynamo_export, externalize_threshold, ge_ir, run_graph
+from torchair_ref.export import dynamo_export, externalize_threshold, run_graph
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:

@@ -29,9 +29,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ge_executor import ge_ir
 from tests.reliability.faults import Net, X, budget, cold, eager_config, no_hang
 from torchair_ref.errors import CacheFileError
-from torchair_ref.export import ge_ir
 from torchair_ref.export import inspect as air_inspect
 from torchair_ref.inference import artifact, cache_compile, readable_cache
 

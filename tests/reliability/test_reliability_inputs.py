@@ -18,6 +18,7 @@ import pytest
 import torch
 from torch import nn
 
+from ge_executor import ge_ir
 from tests.reliability.faults import (
     Net,
     X,
@@ -29,7 +30,7 @@ from tests.reliability.faults import (
     reseal,
     snapshot,
 )
-from torchair_ref.export import dynamo_export, externalize_threshold, ge_ir
+from torchair_ref.export import dynamo_export, externalize_threshold
 from torchair_ref.export import inspect as air_inspect
 from torchair_ref.inference import artifact, bytecode, cache_compile, readable_cache
 

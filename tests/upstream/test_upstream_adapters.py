@@ -122,7 +122,7 @@ def test_cann_version_is_none_when_nothing_says(tmp_path):
 @pytest.mark.parametrize("call", [
     lambda: _torchair.check_cann_compat("Op", (), ()),
     lambda: _torchair.get_registered_ir_def("Op"),
-    lambda: _torchair.TorchNpuGraphBase("g").auto_tune(([], None)),  # load/compile/run: tests/upstream/ge_executor
+    lambda: _torchair.TorchNpuGraphBase("g").auto_tune(([], None)),  # load/run: test_standin_graph.py
     lambda: _npu_graph_executor.GetNpuStorageSizes(None),
     lambda: _npu_utils.NpuFormatCastViaCpu(None, 2),
     lambda: _abi_compat_ge_apis.AnyGeApi,

@@ -1,5 +1,5 @@
 """IMPL-4: upstream's native GE graph handle (``torchair.core._torchair.TorchNpuGraphBase``), backed by the project's
-GE executor (``torchair_cpu.ge``) so that upstream's own Python compiles, caches and runs graphs on CPU.
+GE executor (``ge_executor``) so that upstream's own Python compiles, caches and runs graphs on CPU.
 
 Upstream's ``TorchNpuGraph`` (core/_backend.py:177-212) calls ``load(serialized ModelDef, options, input_placements,
 output_dtypes, executor_type)`` and ``set_hint_shape(input shapes, output shapes)`` once, ``compile()`` once, then
@@ -16,9 +16,8 @@ from typing import Any
 
 import torch
 
-from torchair_cpu.ge import GeExecutorError, Graph, load
-from torchair_cpu.ge.registry import torch_dtype
-from torchair_ref.export import ge_ir
+from ge_executor import GeExecutorError, Graph, ge_ir, load
+from ge_executor.registry import torch_dtype
 
 __all__ = ["TorchNpuGraphBase"]
 

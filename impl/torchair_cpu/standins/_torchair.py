@@ -14,6 +14,9 @@ import enum
 import os
 from collections.abc import Mapping
 
+# upstream reads it as torchair.core._torchair.TorchNpuGraphBase: a re-export (the redundant alias says so to ruff,
+# whose unused-import fix removed it once and left upstream without a graph handle)
+from torchair_cpu.standins._graph import TorchNpuGraphBase as TorchNpuGraphBase
 from torchair_cpu.standins._needs import unavailable
 
 

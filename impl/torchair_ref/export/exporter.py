@@ -10,7 +10,9 @@ from typing import Any
 
 import torch
 
-from . import atc_config, capture, ge_build, ge_ir, ge_options, pbtxt, weights
+from ge_executor import ge_ir
+
+from . import atc_config, capture, ge_build, ge_options, pbtxt, weights
 from .outputs import write_all
 
 logger = logging.getLogger("torchair_ref")

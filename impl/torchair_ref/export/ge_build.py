@@ -22,10 +22,10 @@ from typing import Any
 import torch
 import torch.fx
 
+from ge_executor import ge_ir
 from torchair_ref import _torch
 
 from ..errors import TorchairRefError
-from . import ge_ir
 from .capture import CapturedGraph, GraphInput
 from .pbtxt import module_stack_text, set_attr
 from .weights import raw_bytes

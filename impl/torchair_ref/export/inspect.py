@@ -26,8 +26,9 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from ge_executor import ge_ir
+
 from ..errors import TorchairRefError
-from . import ge_ir
 
 #: protobuf's limit on one message
 MAX_AIR_BYTES = 2**31 - 1

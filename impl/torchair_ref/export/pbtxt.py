@@ -9,7 +9,7 @@ import torch
 from google.protobuf import text_format
 from google.protobuf.text_encoding import CEscape
 
-from . import ge_ir
+from ge_executor import ge_ir
 
 _LIST_KINDS = (  # (element test, ListValue field, ListValueType name), first match wins
     (lambda v: isinstance(v, bool), "b", "VT_LIST_BOOL"),

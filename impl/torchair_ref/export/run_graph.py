@@ -1,5 +1,5 @@
 """``inspect FILE.air --run INPUTS.npz [--compare EXPECTED.npz]`` (EX-11 on a laptop): run the main graph on CPU
-with the project's GE executor (``torchair_cpu.ge``) and print its outputs, and with ``--compare`` the max difference
+with the project's GE executor (``ge_executor``) and print its outputs, and with ``--compare`` the max difference
 from expected outputs.
 
 Inputs: an ``.npz`` (``numpy.savez``) whose arrays are named by the graph's ``Data`` op names, or positional
@@ -22,8 +22,10 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
+import ge_executor  # its surface resolves on first use: torch is imported by load(), not here
+from ge_executor import ge_ir
+
 from ..errors import TorchairRefError
-from . import ge_ir
 
 MAX_RUN_OPS = 100_000
 MAX_RUN_ELEMENTS = 1 << 28
@@ -133,15 +135,11 @@ def run(model: Any, air_path: str, inputs_path: str, compare_path: str | None) -
 
     graph = model.graph[0]
     check_bounds(graph)
-    try:
-        from torchair_cpu import ge
-    except ImportError as exc:
-        raise RunRefused(f"--run needs the GE executor torchair_cpu.ge, which is not importable: {exc}") from exc
     inputs = _inputs(graph, inputs_path)
     try:
         with _limits(), torch.no_grad():
-            outputs = ge.load(graph, weights_dir=os.path.dirname(os.path.abspath(air_path))).run(inputs)
-    except (ge.GeExecutorError, RuntimeError, MemoryError, ValueError, TypeError, IndexError) as exc:
+            outputs = ge_executor.load(graph, weights_dir=os.path.dirname(os.path.abspath(air_path))).run(inputs)
+    except (ge_executor.GeExecutorError, RuntimeError, MemoryError, ValueError, TypeError, IndexError) as exc:
         raise RunRefused(f"the graph cannot be run here: {type(exc).__name__}: {exc}") from exc
     lines = [f"outputs ({len(outputs)}):"]
     for k, t in enumerate(outputs):

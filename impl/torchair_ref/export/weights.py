@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from . import ge_ir
+from ge_executor import ge_ir
 
 DEFAULT_THRESHOLD = (2048 - 200) * 1024 * 1024
 _THRESHOLD: ContextVar[int] = ContextVar("torchair_ref_externalize_threshold", default=DEFAULT_THRESHOLD)

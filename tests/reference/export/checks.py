@@ -11,8 +11,8 @@ from typing import Any
 import torch
 
 import torchair_ref
+from ge_executor import ge_ir
 from torchair_ref.config import CompilerConfig
-from torchair_ref.export import ge_ir
 
 
 def config(*, atc: bool = False, module_stack: bool = False) -> CompilerConfig:

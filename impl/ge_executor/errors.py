@@ -1,4 +1,4 @@
-"""IMPL-4: the errors of the project's GE graph executor (``torchair_cpu.ge``)."""
+"""EX-11, IMPL-4: the errors of the project's GE graph executor (``ge_executor``)."""
 
 from __future__ import annotations
 

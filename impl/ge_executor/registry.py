@@ -1,11 +1,10 @@
-"""IMPL-4: the GE executor's kernel registry, attrs and data types.
+"""EX-11, IMPL-4: the GE executor's kernel registry, attrs and data types: what a kernel module builds on.
 
 A kernel is a function ``(op: OpView, inputs: list[Tensor | None]) -> Tensor | tuple[Tensor, ...]`` registered for
 one GE op type with ``@kernel("Type", dtypes=..., source=...)``. ``dtypes`` is the set of GE type names (``DT_...``)
 the op's registration accepts for its first data input, and ``source`` names where that set comes from (the op's
 ``REG_OP`` in the wheel, or CANN's operator documentation), so a draw an NPU would reject is rejected here too.
-Modules that hold kernels are listed in ``torchair_cpu.ge.KERNEL_MODULES``; another module registers its own by
-importing ``kernel`` from here and being added to that list.
+Kernels live in ``ge_executor.kernels``, one module per op family, each listed in ``kernels.FAMILIES``.
 """
 
 from __future__ import annotations
@@ -17,10 +16,11 @@ from typing import Any
 
 import torch
 
-from torchair_cpu.ge.errors import GraphCheckError, unsupported_dtype
-from torchair_ref.export import ge_ir
+from ge_executor import ge_ir
+from ge_executor.errors import GraphCheckError, unsupported_dtype
 
-__all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "RAW_OPS", "METADEF", "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
+__all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "input_ints", "RAW_OPS", "METADEF",
+           "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
 
 KernelFn = Callable[["OpView", list[torch.Tensor | None]], torch.Tensor | tuple[torch.Tensor, ...]]
 
@@ -56,6 +56,15 @@ def torch_dtype(name: str | None, what: str) -> torch.dtype:
         raise GraphCheckError(f"{what}: GE data type {name} has no CPU torch dtype here; "
                               f"supported: {sorted(_BY_GE_NAME)}")
     return _BY_GE_NAME[name]
+
+
+def input_ints(tensor: torch.Tensor | None, op: OpView, what: str) -> list[int]:
+    """A 0-d or 1-d integer tensor input as a Python list (shapes, perms, sizes, axes)."""
+    if tensor is None:
+        raise op.fail(f"its {what} input is missing")
+    if tensor.is_floating_point() or tensor.dim() > 1:
+        raise op.fail(f"its {what} input must be a 0-d or 1-d integer tensor, got {tensor.dtype} {list(tensor.shape)}")
+    return [int(v) for v in tensor.reshape(-1).tolist()]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
-from torchair_cpu import ge
-from torchair_ref.export import ge_ir
+import ge_executor as ge
+from ge_executor import ge_ir
 
 
 class Builder:

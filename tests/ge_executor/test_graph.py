@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.upstream.ge_executor.graphs import Builder
-from torchair_cpu import ge
-from torchair_cpu.ge import GeExecutorError, GraphCheckError, UnsupportedOpError
-from torchair_ref.export import ge_ir
+import ge_executor as ge
+from ge_executor import GeExecutorError, GraphCheckError, UnsupportedOpError, ge_ir
+from tests.ge_executor.graphs import Builder
 
 
 def test_const_values_round_trip():

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.upstream.ge_executor.graphs import Builder
-from torchair_cpu.ge import GeExecutorError, UnsupportedOpError
+from ge_executor import GeExecutorError, UnsupportedOpError, ge_ir
+from tests.ge_executor.graphs import Builder
 from torchair_cpu.standins._graph import TorchNpuGraphBase
-from torchair_ref.export import ge_ir
 
 
 def _model(op_type: str = "Relu") -> bytes:

@@ -1,17 +1,19 @@
-"""IMPL-4: GE kernels that produce values from the graph itself: ``Const`` (inline ``TensorDef``) and
+"""EX-11, IMPL-4: GE kernels that produce values from the graph itself: ``Const`` (inline ``TensorDef``) and
 ``FileConstant`` (a raw weight file, GE_IR.md "Conventions")."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from torchair_cpu.ge.registry import RAW_OPS, OpView, kernel, torch_dtype
-from torchair_ref.export import ge_ir
+from ge_executor import ge_ir
+from ge_executor.registry import RAW_OPS, OpView, kernel, torch_dtype
 
 
-def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: list[int], what: str, fail) -> torch.Tensor:
+def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: list[int], what: str,
+                      fail: Callable[[str], Exception]) -> torch.Tensor:
     """A tensor of ``shape``/``dtype`` read from raw little-endian ``data``; ``fail(why)`` when the size differs."""
     numel = 1
     for d in shape:

@@ -1,4 +1,4 @@
-"""IMPL-4: load a GE ``ModelDef``/``GraphDef`` (GE_IR.md), check it, and run it on CPU tensors.
+"""EX-11, IMPL-4: load a GE ``ModelDef``/``GraphDef`` (GE_IR.md), check it, and run it on CPU tensors.
 
 Checks at load: every data edge ``"<op>:<index>"`` names an op of the graph and one of its outputs (``""`` is an
 omitted optional input, ``:-1`` a control edge that orders but carries no data), the graph has no cycle, exactly one
@@ -16,14 +16,20 @@ from typing import Any
 
 import torch
 
-from torchair_cpu.ge.errors import GeExecutorError, GraphCheckError, unsupported_op
-from torchair_cpu.ge.registry import KERNELS, OpView, ge_name
-from torchair_ref.export import ge_ir
+from ge_executor import ge_ir
+from ge_executor.errors import GeExecutorError, GraphCheckError, unsupported_op
+from ge_executor.kernels import KERNELS
+from ge_executor.registry import OpView, ge_name
 
-__all__ = ["Graph", "load"]
+__all__ = ["Graph", "load", "supported_op_types", "STRUCTURAL"]
 
 #: op types the executor handles itself rather than through a kernel
 STRUCTURAL = ("Data", "NetOutput")
+
+
+def supported_op_types() -> list[str]:
+    """Every GE op type the executor runs: the structural ones and those with a kernel."""
+    return sorted({*STRUCTURAL, *KERNELS})
 
 
 @dataclass(frozen=True)
@@ -84,9 +90,10 @@ def load(model: bytes | Any, weights_dir: str | Path | None = None) -> Graph:
             raise GraphCheckError(f"ModelDef {model.name!r} holds no graph")
         model = model.graph[0]
     if not hasattr(model, "op"):
-        raise GraphCheckError(f"expected serialized ModelDef bytes, a ModelDef or a GraphDef, got {type(model).__name__}")
+        raise GraphCheckError(
+            f"expected serialized ModelDef bytes, a ModelDef or a GraphDef, got {type(model).__name__}")
     if not isinstance(model, ge_ir.GraphDef):
-        # upstream's own ge.proto classes (another descriptor pool): re-read through the project's schema
+        # another copy of the schema (upstream's ge.proto, the suite's reader): re-read through the executor's
         model = ge_ir.GraphDef.FromString(model.SerializeToString())
     return Graph(model, None if weights_dir is None else Path(weights_dir))
 

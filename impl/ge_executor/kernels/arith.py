@@ -1,0 +1,122 @@
+"""EX-11, IMPL-4: GE element-wise arithmetic, comparison, logic and type kernels (CANN semantics): broadcasting binary
+ops, ``Muls``, ``Neg``, ``Rsqrt``, ``Pow``, ``Greater``, ``LogicalNot``, ``Cast``, and the parts of a complex tensor.
+
+Dtype sets come from each op's ``REG_OP`` in the wheel's generated raw ops (``RAW_OPS:<line>``; ``TensorType::X()``
+sets as ``METADEF`` spells them out).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ge_executor.registry import ALL, METADEF, RAW_OPS, REAL, UNARY, OpView, kernel
+
+_GE_GRAPH = "torch_npu-2.14.0 torchair/ge/_ge_graph.py"
+_ADD = {"DT_FLOAT", "DT_INT32", "DT_INT64", "DT_FLOAT16", "DT_BF16", "DT_INT16", "DT_INT8", "DT_UINT8",
+        "DT_DOUBLE", "DT_COMPLEX128", "DT_COMPLEX64"}  # fmt: skip
+_SUB = _ADD | {"DT_UINT16"}
+# Mul's REG_OP in the wheel names only type variables ("T1", line 11630); CANN's elewise_calculation_ops.h lists the
+# number types and bool for them, the set taken here.
+_MUL = _SUB | {"DT_BOOL"}
+_COMPLEX = frozenset({"DT_COMPLEX64", "DT_COMPLEX128"})
+
+
+@kernel("Add", dtypes=_ADD, source=f"{RAW_OPS}:11704 REG_OP(Add)")
+def add(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 + x2 with broadcasting."""
+    x1, x2 = inputs[0], inputs[1]
+    return torch.add(x1, x2)
+
+
+@kernel("Sub", dtypes=_SUB, source=f"{RAW_OPS}:10268 REG_OP(Sub)")
+def sub(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 - x2 with broadcasting."""
+    x1, x2 = inputs[0], inputs[1]
+    return torch.sub(x1, x2)
+
+
+@kernel("Mul", dtypes=_MUL, source=f"{RAW_OPS}:11630 REG_OP(Mul) (T1 from CANN elewise_calculation_ops.h)")
+def mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 * x2 with broadcasting (bool: logical and, as torch.mul)."""
+    x1, x2 = inputs[0], inputs[1]
+    return torch.mul(x1, x2)
+
+
+def _divide(x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
+    """True division for floating inputs; for integer inputs CANN's Div/RealDiv keep the integer type and round
+    toward zero."""
+    if x1.is_floating_point() or x2.is_floating_point() or x1.is_complex() or x2.is_complex():
+        return torch.div(x1, x2)
+    return torch.div(x1, x2, rounding_mode="trunc")
+
+
+@kernel("Div", dtypes=_SUB, source=f"{RAW_OPS}:10515 REG_OP(Div)")
+def div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 / x2 with broadcasting."""
+    return _divide(inputs[0], inputs[1])
+
+
+@kernel("RealDiv", dtypes=_SUB, source=f"{RAW_OPS}:10091 REG_OP(RealDiv)")
+def real_div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 / x2 with broadcasting."""
+    return _divide(inputs[0], inputs[1])
+
+
+@kernel("Muls", dtypes={"DT_FLOAT", "DT_INT16", "DT_INT32", "DT_FLOAT16"}, source=f"{RAW_OPS}:15375 REG_OP(Muls)")
+def muls(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x times the float attr ``value``, in x's dtype."""
+    return (inputs[0] * op.f("value")).to(inputs[0].dtype)
+
+
+@kernel("Neg", dtypes={"DT_BF16", "DT_FLOAT16", "DT_FLOAT", "DT_DOUBLE", "DT_INT32", "DT_INT64", "DT_COMPLEX64",
+                       "DT_COMPLEX128"}, source=f"{RAW_OPS}:10952 REG_OP(Neg)")
+def neg(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    return -inputs[0]
+
+
+@kernel("Rsqrt", dtypes=UNARY, source=f"{RAW_OPS}:11166 REG_OP(Rsqrt), UnaryDataType() ({METADEF})")
+def rsqrt(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    return torch.rsqrt(inputs[0])
+
+
+@kernel("Pow", dtypes=REAL, source=f"{RAW_OPS}:13342 REG_OP(Pow) (T1: real numbers)")
+def pow_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 ** x2, broadcast, in x1's dtype."""
+    return torch.pow(inputs[0], inputs[1]).to(inputs[0].dtype)
+
+
+@kernel("Greater", dtypes=REAL, source=f"{RAW_OPS}:12280 REG_OP(Greater), RealNumberType() ({METADEF})")
+def greater(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 > x2, broadcast: a bool tensor."""
+    return torch.gt(inputs[0], inputs[1])
+
+
+@kernel("LogicalNot", dtypes={"DT_BOOL"}, source=f"{RAW_OPS}:12351 REG_OP(LogicalNot)")
+def logical_not(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """not x."""
+    return torch.logical_not(inputs[0])
+
+
+@kernel("Cast", dtypes=ALL, source=f"{_GE_GRAPH}:1609 REG_OP(Cast)")
+def cast(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x converted to ``dst_type`` (an Int attr in GE's C++ numbering; floats to integers round toward zero)."""
+    return inputs[0].to(op.dt("dst_type"))
+
+
+@kernel("Real", dtypes=_COMPLEX, source=f"{RAW_OPS}:35934 REG_OP(Real)")
+def real(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """The real part of a complex tensor, as ``Tout`` (float for complex64, double for complex128; default float)."""
+    return _part(op, inputs[0].real)
+
+
+@kernel("Imag", dtypes=_COMPLEX, source=f"{RAW_OPS}:36853 REG_OP(Imag)")
+def imag(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """The imaginary part of a complex tensor, as ``Tout`` (float for complex64, double for complex128)."""
+    return _part(op, inputs[0].imag)
+
+
+def _part(op: OpView, part: torch.Tensor) -> torch.Tensor:
+    out = op.dt("Tout") if op.has("Tout") else torch.float32
+    if out not in (torch.float32, torch.float64):
+        raise op.fail(f"Tout must be DT_FLOAT or DT_DOUBLE (REG_OP's output types), got {out}")
+    return part.to(out).contiguous()

@@ -1,0 +1,70 @@
+"""EX-11, IMPL-4: GE kernels that select elements: ``Gather``, ``GatherV2``, ``StridedSliceV2``, ``MaskedFill``."""
+
+from __future__ import annotations
+
+import torch
+
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel
+
+
+def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> torch.Tensor:
+    """x's slices at ``indices`` along ``axis``: shape x[:axis] + indices.shape + x[axis+1:]. Out-of-range indices
+    are an error (GE does not wrap negative ones)."""
+    if x.dim() == 0:
+        raise op.fail("cannot gather from a 0-d tensor")
+    axis = axis + x.dim() if axis < 0 else axis
+    if not 0 <= axis < x.dim():
+        raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
+    size = x.shape[axis]
+    index = indices.long()
+    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= size):
+        raise op.fail(f"indices {index.tolist()} are out of range [0, {size}) on axis {axis}")
+    picked = torch.index_select(x, axis, index.reshape(-1))
+    return picked.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1:]))
+
+
+@kernel("Gather", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:77858 REG_OP(Gather), BasicType() ({METADEF})")
+def gather(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x[indices] along axis 0 (``batch_dims`` 0 only)."""
+    if op.i("batch_dims", 0) != 0:
+        raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
+    return _gather(inputs[0], inputs[1], 0, op)
+
+
+@kernel("GatherV2", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:76149 REG_OP(GatherV2), BasicType() ({METADEF})")
+def gather_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x[..., indices, ...] along the ``axis`` input (``batch_dims`` 0 only)."""
+    if op.i("batch_dims", 0) != 0:
+        raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
+    (axis,) = input_ints(inputs[2], op, "axis")
+    return _gather(inputs[0], inputs[1], axis, op)
+
+
+@kernel("StridedSliceV2", dtypes=BASIC, source=f"{RAW_OPS}:79460 REG_OP(StridedSliceV2)")
+def strided_slice_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x[begin:end:strides] along ``axes`` (0-d or 1-d operands; ends past the dim are clamped, as GE does)."""
+    x = inputs[0]
+    begin, end = (inputs[k].reshape(-1).tolist() for k in (1, 2))
+    axes = inputs[3].reshape(-1).tolist() if inputs[3] is not None else list(range(len(begin)))
+    strides = inputs[4].reshape(-1).tolist() if inputs[4] is not None else [1] * len(begin)
+    if any(op.i(mask, 0) for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")):
+        raise op.fail("masks are not supported here")
+    index = [slice(None)] * x.dim()
+    for b, e, axis, step in zip(begin, end, axes, strides):
+        if step <= 0:
+            raise op.fail(f"stride {step} along axis {axis}: only positive strides are supported here")
+        index[int(axis)] = slice(int(b), int(e), int(step))
+    return x[tuple(index)].contiguous()
+
+
+@kernel("MaskedFill", dtypes={"DT_FLOAT", "DT_BF16", "DT_FLOAT16", "DT_INT8", "DT_INT32", "DT_INT64"},
+        source=f"{RAW_OPS}:79279 REG_OP(MaskedFill)")
+def masked_fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x where mask is false, value (cast to x's dtype) where it is true; mask and value broadcast against x."""
+    x, mask, value = inputs[0], inputs[1], inputs[2]
+    if mask.dtype != torch.bool:
+        raise op.fail(f"mask must be bool, got {mask.dtype}")
+    out = torch.where(mask, value.to(x.dtype), x)
+    if out.shape != x.shape:
+        raise op.fail(f"mask {list(mask.shape)} does not broadcast to x {list(x.shape)}")
+    return out

@@ -1,0 +1,33 @@
+"""EX-11, IMPL-4: the executor's selection kernels (kernels/indexing.py): gathers, strided slices, masked fills."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ge_executor import GraphCheckError
+from tests.ge_executor.graphs import run_op
+
+X = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+
+def i32(*values):
+    return torch.tensor(values, dtype=torch.int32)
+
+
+def test_gather_and_gather_v2():
+    idx = torch.tensor([[1, 0]], dtype=torch.int64)
+    assert torch.equal(run_op("Gather", [X, idx])[0], X[idx])
+    (got,) = run_op("GatherV2", [X, idx, i32(2)])
+    assert torch.equal(got, X[:, :, idx])  # x[:axis] + indices.shape + x[axis+1:]
+    with pytest.raises(GraphCheckError, match="out of range"):
+        run_op("GatherV2", [X, torch.tensor([3]), i32(1)])
+
+def test_strided_slice_v2_clamps_the_end_like_python():
+    begin, end, axes, strides = (torch.tensor(v) for v in (1, 2147483647, 1, 1))
+    assert run_op("StridedSliceV2", [X, begin, end, axes, strides])[0].tolist() == X[:, 1:].tolist()
+
+def test_masked_fill_broadcasts_mask_and_value():
+    x = torch.zeros(2, 3)
+    mask = torch.tensor([True, False, True])
+    (got,) = run_op("MaskedFill", [x, mask, torch.tensor(-1.0)])
+    assert got.tolist() == [[-1.0, 0.0, -1.0]] * 2
