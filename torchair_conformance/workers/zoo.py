@@ -1,7 +1,8 @@
 """Zoo worker (SPEC CC-1, CC-14, CC-18): one fresh process of a real model's cold, warm or eager run.
 
 Job: ``{"impl", "model": <zoo name>, "pattern": "plain"|"served"|"vllm", "phase": "cold"|"warm"|"eager",
-"cache_dir", "config": [[dotted option, value], ...], "spawned_at": <time.time() at spawn>}``. The model is built
+"cache_dir", "config": [[dotted option, value], ...], "spawned_at": <time.time() at spawn>, "variant": null |
+"no_mask"}`` (a variant changes the warm steps: ``patterns.VARIANTS``). The model is built
 with ``torchair_conformance.zoo.patterns.build`` (seed 0) and wrapped as the pattern says with the implementation's
 ``cache_compile`` (none in the eager phase, which imports no implementation and no Dynamo); the phase's steps
 (``patterns.script``) run, then (cold and warm) the same steps eagerly on the same module, with fresh KV caches.
@@ -70,7 +71,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                                                "cache_dir": job["cache_dir"]}
             built = patterns.build(job["model"], job["pattern"], impl.inference.cache_compile if impl else None,
                                    options)
-            steps = patterns.script(built, "warm" if phase == "warm" else "cold")
+            steps = patterns.script(built, "warm" if phase == "warm" else "cold", job.get("variant"))
             t_built = time.perf_counter()
             result["build_s"] = t_built - t_imported
             outputs, caches = _play(built, steps, cached=impl is not None, result=result, records=records,

@@ -23,7 +23,7 @@ __all__ = ["REQUIRED", "EXTRA", "missing", "load", "versions"]
 #: the distributions the zoo needs, by import name
 REQUIRED = ("transformers", "timm", "torchvision")
 #: how to install them
-EXTRA = "pip install -c constraints/zoo.txt '.[zoo]' (or tox -e zoo)"
+EXTRA = "pip install -c constraints/cpu.txt -c constraints/zoo.txt '.[zoo]' (or tox -e zoo)"
 
 _MISSING_OPS = "operator torchvision::nms does not exist"
 #: the schemas of torchvision's operators that its import registers fake kernels for without checking that they

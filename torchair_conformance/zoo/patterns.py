@@ -31,7 +31,7 @@ from torch import nn
 from torchair_conformance.zoo import catalog, families, packages
 
 __all__ = ["CachedDecoder", "CachedEncoder", "CachedVision", "ServedDecoder", "VllmStyleDecoder", "Step", "Built",
-           "build", "script", "VLLM_BATCH_SIZES"]
+           "build", "script", "VLLM_BATCH_SIZES", "VARIANTS"]
 
 
 class CachedDecoder(nn.Module):
@@ -175,12 +175,22 @@ def _no_compile(method: Callable, **_: Any) -> Callable:
     return method
 
 
-def script(built: Built, phase: str) -> list[Step]:
-    """The steps of `phase` ("cold" or "warm") for a built model (see the module docstring)."""
+#: warm-process variants that a cold trace's guards must reject (CC-21): `no_mask` calls a language model's plain
+#: pattern without the `attention_mask` the cold process passed (argument structure: None versus a tensor)
+VARIANTS = ("no_mask",)
+
+
+def script(built: Built, phase: str, variant: str | None = None) -> list[Step]:
+    """The steps of `phase` ("cold" or "warm") for a built model (see the module docstring); a `variant` (warm
+    only) replaces the warm steps after the first by calls the cold trace's guards must reject."""
     entry = catalog.entry(built.name)
     if built.pattern == "plain":
         args, kwargs = families.inputs(built.name, entry.cold_shape, seed=1)
         steps = [Step("cold inputs", "_run", args, kwargs)]
+        if phase == "warm" and variant == "no_mask":
+            if "attention_mask" not in kwargs:
+                raise ValueError(f"variant no_mask needs a language model's plain pattern, not {built.name}")
+            return [*steps, Step("cold inputs without attention_mask", "_run", args, {})]
         if phase == "warm":
             steps.append(Step("cold inputs again", "_run", args, kwargs))
             if entry.dynamic:
