@@ -14,7 +14,8 @@ type of the live value there, and the translator's refusal (`UnknownGuard`'s mes
 Export: `torchair_ref.dynamo_export` of the plain pattern's `_run` (static shapes; `export_dynamic` adds
 `dynamic=True`): exported, or the first refusal; then the captured ATen graph (`export.capture`) is lowered node by
 node (`export.lowering.LOWERINGS`) to the end: an op with no lowering, or whose lowering raises for these arguments,
-is listed, and the nodes that depend on it are skipped, so every missing op shows, not only the first.
+is listed and replaced by a stand-in of its traced dtype and shape, so every node is tried, not only up to the first
+refusal.
 """
 from __future__ import annotations
 
@@ -171,36 +172,50 @@ def export(built: patterns.Built, dynamic: bool) -> dict[str, Any]:
 
 
 def lower_all(captured: Any) -> dict[str, Any]:
-    """Lower every node of a captured graph; the ops with no lowering, and those whose lowering raised."""
+    """Lower every node of a captured graph: the ops with no lowering, and those whose lowering raised. A node that
+    cannot be lowered gets a stand-in (a `Data` op of its traced dtype and shape), so every node after it is still
+    tried: a lowering that refuses an input built by an unsupported op (attention with a mask) is found too."""
     from torchair_ref.export import ge_build, ge_ir
     from torchair_ref.export.lowering import LOWERINGS
 
     builder = ge_build.Builder(ge_ir.GraphDef(name="survey"), False)
     for graph_input in captured.inputs:
         builder.data(graph_input)
-    poisoned: set = set()
-    ops = Counter()
+    ops: Counter = Counter()
     missing: Counter = Counter()
     refused: dict[str, str] = {}
+
+    def stand_in(node: torch.fx.Node) -> None:
+        traced = node.meta.get("val")
+        if isinstance(traced, (list, tuple)):
+            builder.values[node] = [_data(builder, v, f"{node.name}_{i}") for i, v in enumerate(traced)]
+        else:
+            builder.values[node] = _data(builder, traced, node.name)
+
     for node in captured.gm.graph.nodes:
         if node.op != "call_function":
             continue
         name = ge_build._target_name(node.target)
         ops[name] += 1
-        depends = any(isinstance(a, torch.fx.Node) and a in poisoned for a in node.all_input_nodes)
-        if node.target not in LOWERINGS and not (node.target.__name__ == "getitem"):
+        if node.target not in LOWERINGS and getattr(node.target, "__name__", "") != "getitem":
             missing[name] += 1
-            poisoned.add(node)
-            continue
-        if depends:
-            poisoned.add(node)
+            stand_in(node)
             continue
         try:
             builder.call(node)
         except Exception as exc:  # noqa: BLE001 - a lowering that refuses these arguments: listed
             refused.setdefault(name, f"{type(exc).__name__}: {str(exc)[:300]}")
-            poisoned.add(node)
+            stand_in(node)
     return {"aten_ops": dict(ops), "no_lowering": dict(missing), "lowering_refused": refused}
+
+
+def _data(builder: Any, traced: Any, name: str) -> Any:
+    from torchair_ref.export import ge_build
+
+    if traced is None:
+        return None
+    dtype, shape = ge_build.spec_of(traced)
+    return builder.one("Data", [], dtype, shape, {"index": -1}, name=f"stand_in_{name}")
 
 
 def main() -> int:

@@ -6,6 +6,8 @@ Today the `transformers` models fail here (the guard work of issue 29 fixes that
 problem `torchair_conformance.zoo.run.verdict` found. Tests of the `nightly` tier carry the `nightly` mark."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from torchair_conformance.zoo import catalog, patterns, run
@@ -27,9 +29,11 @@ def _check(result: run.ZooRun) -> None:
 
 
 @pytest.mark.parametrize("name", _params(catalog.NAMES))
-def test_model_warm_starts_with_zero_traces(name: str, zoo_config: tuple) -> None:
+def test_model_warm_starts_with_zero_traces(name: str, zoo_config: tuple, zoo_record: Callable) -> None:
     """The plain pattern (`self.cached = cache_compile(self._run)` in `__init__`)."""
-    _check(run.run(name, "plain", config=zoo_config))
+    result = run.run(name, "plain", config=zoo_config)
+    zoo_record(result)
+    _check(result)
 
 
 _SERVED_CI = ("gpt2", "llama")
@@ -37,18 +41,21 @@ _SERVED_CI = ("gpt2", "llama")
 
 @pytest.mark.parametrize("name", [pytest.param(n, id=n, marks=[] if n in _SERVED_CI else [pytest.mark.nightly])
                                   for n in catalog.DECODERS])
-def test_served_prompt_and_decode_warm_start(name: str, zoo_config: tuple) -> None:
+def test_served_prompt_and_decode_warm_start(name: str, zoo_config: tuple, zoo_record: Callable) -> None:
     """`prompt` and `decode` over a DynamicCache, `dynamic=True`; the warm process also serves a conversation with
     another prompt length and other cache lengths than the cold process saw."""
-    _check(run.run(name, "served", config=zoo_config))
+    result = run.run(name, "served", config=zoo_config)
+    zoo_record(result)
+    _check(result)
 
 
 @pytest.mark.parametrize("name", [pytest.param("llama", id="llama"),
                                   pytest.param("gpt2", id="gpt2", marks=pytest.mark.nightly)])
-def test_vllm_ascend_proxy_forwards_warm_start(name: str, zoo_config: tuple) -> None:
+def test_vllm_ascend_proxy_forwards_warm_start(name: str, zoo_config: tuple, zoo_record: Callable) -> None:
     """CC-1 and CC-14: vLLM-Ascend's per-batch-size proxy forwards, `cache_compile(proxy, dynamic=True,
     fullgraph=True, config=..., ge_cache=False)`, for batch sizes 1, 2 and 4, cold then warm."""
     result = run.run(name, "vllm", config=zoo_config)
+    zoo_record(result)
     _check(result)
     names = sorted(path.split("/")[-2] for path in result.files)
     assert names == sorted(f"VllmStyleDecoder_forward_with_batch_size_{n}" for n in patterns.VLLM_BATCH_SIZES), (
