@@ -92,6 +92,14 @@ def _guard_tables(rows: list[dict]) -> list[str]:
             listed = "; ".join(f"{_cell(t)} ({c})" for t, c in sorted(m["refusals"].items()))
             out.append(f"| {r['model']} | {r['pattern']} | {m['method']} | {m['guards']} | "
                        f"{sum(m['refusals'].values())} | {listed} |")
+    code: dict[str, set] = {}
+    for r in rows:
+        for m in r.get("methods", []):
+            for name in m.get("unreadable_code", {}):
+                code.setdefault(name, set()).add(f"{r['model']}/{m['method']}")
+    out += ["", "Traced code the reference cannot identify by a readable source (`record.traced_sources`; each makes "
+            "the method uncacheable before any guard is read):", "", "| code (file:line) | where |", "|---|---|"]
+    out += [f"| `{_cell(c)}` | {', '.join(sorted(w))} |" for c, w in sorted(code.items(), key=lambda i: -len(i[1]))]
     out += ["", "Every refusal, with the models and methods that meet it:", "", "| refusal | where |", "|---|---|"]
     out += [f"| {_cell(t)} | {', '.join(sorted(w))} |" for t, w in sorted(refusals.items(), key=lambda i: -len(i[1]))]
     out += ["", "Guard kinds (leaf guards over all models and methods):", "",

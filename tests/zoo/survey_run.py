@@ -11,6 +11,9 @@ way `torchair_ref.inference.guard_read` walks it, and every leaf guard is given 
 (`guard_spec.translate`) on its own, so that one refusal does not hide the next. Per guard: its kind, its source, the
 type of the live value there, and the translator's refusal (`UnknownGuard`'s message) or none.
 
+Traced code: every code object Dynamo traced that the reference cannot identify by a readable source
+(`record.traced_sources` on each alone: frozen standard-library modules, generated or wrapped functions).
+
 Export: `torchair_ref.dynamo_export` of the plain pattern's `_run` (static shapes; `export_dynamic` adds
 `dynamic=True`): exported, or the first refusal; then the captured ATen graph (`export.capture`) is lowered node by
 node (`export.lowering.LOWERINGS`) to the end: an op with no lowering, or whose lowering raises for these arguments,
@@ -45,8 +48,10 @@ def _trace(built: patterns.Built, method_name: str, steps: list, dynamic: bool) 
                                 function.__defaults__, function.__closure__)
     traced.__kwdefaults__ = function.__kwdefaults__
     sources: list[str] = []
+    unreadable: dict[str, str] = {}
 
     def backend(gm: torch.fx.GraphModule, example_inputs: list) -> Any:
+        unreadable.update(_unreadable_code())
         for node in gm.graph.nodes:
             if node.op == "placeholder":
                 grapharg = node.meta.get("grapharg")
@@ -69,7 +74,23 @@ def _trace(built: patterns.Built, method_name: str, steps: list, dynamic: bool) 
                 built.eager(step.method)(*args, **step.kwargs)
     if first is None:
         raise ValueError(f"no step calls {method_name}")
+    _trace.unreadable = unreadable  # type: ignore[attr-defined]
     return traced.__code__, function, first[0], first[1], frozenset(sources)
+
+
+def _unreadable_code() -> dict[str, str]:
+    """Each code object Dynamo traced for the compile in progress that the reference cannot identify by its source
+    (`record.traced_sources`, one code at a time, so every one is listed): qualified name -> the reason."""
+    from torchair_ref import _torch
+    from torchair_ref.inference import record
+
+    found = {}
+    for code in _torch.traced_code():
+        try:
+            record.traced_sources([code])
+        except OSError as exc:
+            found[f"{getattr(code, 'co_qualname', code.co_name)} ({code.co_filename}:{code.co_firstlineno})"] = str(exc)
+    return found
 
 
 def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) -> dict[str, Any]:
@@ -132,6 +153,7 @@ def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) 
     pairs = Counter(f"{g['kind']} on {g['value_type']}" for g in found)
     refusals = Counter(g["refused"] for g in found if g["refused"])
     return {"method": method_name, "versions_cached": len(entries), "guards": len(found), "kinds": dict(kinds),
+            "unreadable_code": getattr(_trace, "unreadable", {}),
             "kind_value_types": dict(pairs), "refusals": dict(refusals),
             "refused_guards": [g for g in found if g["refused"]][:200]}
 
