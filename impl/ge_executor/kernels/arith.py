@@ -2,7 +2,13 @@
 ops, ``Muls``, ``Neg``, ``Rsqrt``, ``Pow``, ``Greater``, ``LogicalNot``, ``Cast``, and the parts of a complex tensor.
 
 Dtype sets come from each op's ``REG_OP`` in the wheel's generated raw ops (``RAW_OPS:<line>``; ``TensorType::X()``
-sets as ``METADEF`` spells them out).
+sets as ``METADEF`` spells them out). Two inputs must share one dtype where CANN requires it (``same_dtype``): the
+wheel's REG_OPs of ``Add``, ``Sub``, ``Div``, ``RealDiv`` and ``Greater`` list one type set for ``x1`` and ``x2``, and
+CANN ties them: its op_proto verifiers (``AddVerify``, ``DivVerify``, ``RealDivVerify``, ``GreaterVerify`` in
+``elewise_calculation_ops.cc``: ``CheckTwoInputDtypeSame(op, "x1", "x2")``) and, for ``Sub``, its
+``elewise_calculation_ops.h`` ("x2: A ND Tensor of the same dtype as x1"). ``Mul`` is the exception: its REG_OP gives
+``x1`` and ``x2`` their own type variables (``T1``, ``T2``) and CANN's header makes the output
+``Promote({"T1", "T2"})``, so mixed dtypes are CANN's own and compute in the promoted type.
 """
 
 from __future__ import annotations
@@ -19,25 +25,30 @@ _SUB = _ADD | {"DT_UINT16"}
 # number types and bool for them, the set taken here.
 _MUL = _SUB | {"DT_BOOL"}
 _COMPLEX = frozenset({"DT_COMPLEX64", "DT_COMPLEX128"})
+_VERIFY = "CANN op_proto elewise_calculation_ops.cc"
+X1_X2 = ((0, 1),)  # x1 and x2 share one dtype
 
 
-@kernel("Add", dtypes=_ADD, source=f"{RAW_OPS}:11704 REG_OP(Add)")
+@kernel("Add", dtypes=_ADD, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:11703 REG_OP(Add); x1, x2 one dtype: {_VERIFY} AddVerify")
 def add(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 + x2 with broadcasting."""
     x1, x2 = inputs[0], inputs[1]
     return torch.add(x1, x2)
 
 
-@kernel("Sub", dtypes=_SUB, source=f"{RAW_OPS}:10268 REG_OP(Sub)")
+@kernel("Sub", dtypes=_SUB, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10267 REG_OP(Sub); x1, x2 one dtype: CANN elewise_calculation_ops.h REG_OP(Sub) docs")
 def sub(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 - x2 with broadcasting."""
     x1, x2 = inputs[0], inputs[1]
     return torch.sub(x1, x2)
 
 
-@kernel("Mul", dtypes=_MUL, source=f"{RAW_OPS}:11630 REG_OP(Mul) (T1 from CANN elewise_calculation_ops.h)")
+@kernel("Mul", dtypes=_MUL, source=f"{RAW_OPS}:11629 REG_OP(Mul) (T1, T2, T3 = Promote(T1, T2) per CANN "
+                                    "elewise_calculation_ops.h)")
 def mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
-    """x1 * x2 with broadcasting (bool: logical and, as torch.mul)."""
+    """x1 * x2 with broadcasting, in the promoted dtype of the two (``T3 = Promote(T1, T2)``; bool: logical and)."""
     x1, x2 = inputs[0], inputs[1]
     return torch.mul(x1, x2)
 
@@ -50,13 +61,15 @@ def _divide(x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
     return torch.div(x1, x2, rounding_mode="trunc")
 
 
-@kernel("Div", dtypes=_SUB, source=f"{RAW_OPS}:10515 REG_OP(Div)")
+@kernel("Div", dtypes=_SUB, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10514 REG_OP(Div); x1, x2 one dtype: {_VERIFY} DivVerify")
 def div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 / x2 with broadcasting."""
     return _divide(inputs[0], inputs[1])
 
 
-@kernel("RealDiv", dtypes=_SUB, source=f"{RAW_OPS}:10091 REG_OP(RealDiv)")
+@kernel("RealDiv", dtypes=_SUB, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10090 REG_OP(RealDiv); x1, x2 one dtype: {_VERIFY} RealDivVerify")
 def real_div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 / x2 with broadcasting."""
     return _divide(inputs[0], inputs[1])
@@ -85,7 +98,9 @@ def pow_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     return torch.pow(inputs[0], inputs[1]).to(inputs[0].dtype)
 
 
-@kernel("Greater", dtypes=REAL, source=f"{RAW_OPS}:12280 REG_OP(Greater), RealNumberType() ({METADEF})")
+@kernel("Greater", dtypes=REAL, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:12280 REG_OP(Greater), RealNumberType() ({METADEF}); x1, x2 one dtype: {_VERIFY} "
+               "GreaterVerify")
 def greater(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 > x2, broadcast: a bool tensor."""
     return torch.gt(inputs[0], inputs[1])

@@ -8,8 +8,10 @@ from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, ke
 
 
 def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> torch.Tensor:
-    """x's slices at ``indices`` along ``axis``: shape x[:axis] + indices.shape + x[axis+1:]. Out-of-range indices
-    are an error (GE does not wrap negative ones)."""
+    """x's slices at ``indices`` along ``axis``: shape x[:axis] + indices.shape + x[axis+1:]. With attr
+    ``negative_index_support`` (REG_OP default false) an index in [-size, 0) counts from the end, as upstream's
+    ``select`` converter asks for (``x[:, -1]``, ge_converter/aten/select.py:20); without it, or beyond -size, an
+    index out of [0, size) is an error."""
     if x.dim() == 0:
         raise op.fail("cannot gather from a 0-d tensor")
     axis = axis + x.dim() if axis < 0 else axis
@@ -17,23 +19,25 @@ def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> to
         raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
     size = x.shape[axis]
     index = indices.long()
-    if index.numel() and (int(index.min()) < 0 or int(index.max()) >= size):
-        raise op.fail(f"indices {index.tolist()} are out of range [0, {size}) on axis {axis}")
+    low = -size if op.b("negative_index_support", False) else 0
+    if index.numel() and (int(index.min()) < low or int(index.max()) >= size):
+        raise op.fail(f"indices {index.tolist()} are out of range [{low}, {size}) on axis {axis}")
+    index = torch.where(index < 0, index + size, index)
     picked = torch.index_select(x, axis, index.reshape(-1))
     return picked.reshape(tuple(x.shape[:axis]) + tuple(indices.shape) + tuple(x.shape[axis + 1:]))
 
 
-@kernel("Gather", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:77858 REG_OP(Gather), BasicType() ({METADEF})")
+@kernel("Gather", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:77857 REG_OP(Gather), BasicType() ({METADEF})")
 def gather(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
-    """x[indices] along axis 0 (``batch_dims`` 0 only)."""
+    """x[indices] along axis 0 (``batch_dims`` 0 only; ``negative_index_support`` as GatherV2)."""
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
     return _gather(inputs[0], inputs[1], 0, op)
 
 
-@kernel("GatherV2", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:76149 REG_OP(GatherV2), BasicType() ({METADEF})")
+@kernel("GatherV2", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:76148 REG_OP(GatherV2), BasicType() ({METADEF})")
 def gather_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
-    """x[..., indices, ...] along the ``axis`` input (``batch_dims`` 0 only)."""
+    """x[..., indices, ...] along the ``axis`` input (``batch_dims`` 0 only; attr ``negative_index_support``)."""
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
     (axis,) = input_ints(inputs[2], op, "axis")

@@ -111,3 +111,35 @@ def unsqueeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     for axis in sorted(a % rank for a in axes):
         x = x.unsqueeze(axis)
     return x.clone()
+
+
+@kernel("Squeeze", dtypes=ALL, source=f"{RAW_OPS}:1611 REG_OP(Squeeze), TensorType::ALL() ({METADEF})")
+def squeeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x without the size-1 dims listed in attr ``axis`` (negative ones counted from the end); an empty ``axis``
+    (the default) removes every size-1 dim. A listed dim whose size is not 1 is an error, as CANN documents for
+    Squeeze ("it is an error to squeeze a dimension that is not 1"), never a silent no-op as torch's squeeze is."""
+    x = inputs[0]
+    axes = op.ints("axis", [])
+    if not axes:
+        return x.reshape([n for n in x.shape if n != 1])
+    picked = set()
+    for axis in axes:
+        if not -x.dim() <= axis < max(x.dim(), 1):
+            raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
+        picked.add(axis % x.dim() if x.dim() else 0)
+    wrong = [a for a in sorted(picked) if x.dim() and x.shape[a] != 1]
+    if wrong:
+        raise op.fail(f"cannot squeeze dims {wrong} of shape {list(x.shape)}: their size is not 1")
+    return x.reshape([n for k, n in enumerate(x.shape) if k not in picked])
+
+
+@kernel("Fill", dtypes=ALL, checked=1, source=f"{RAW_OPS}:64837 REG_OP(Fill) (value: TensorType listing every type)")
+def fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """A tensor of shape ``dims`` (1-d int input) holding the 0-d input ``value`` everywhere, in value's dtype."""
+    dims = input_ints(inputs[0], op, "dims")
+    value = inputs[1]
+    if value is None or value.numel() != 1:
+        raise op.fail(f"value must hold one element, got {None if value is None else list(value.shape)}")
+    if any(d < 0 for d in dims):
+        raise op.fail(f"dims {dims} has a negative size")
+    return torch.full(dims, value.reshape(()).item(), dtype=value.dtype)
