@@ -1,14 +1,17 @@
 """EX-11, IMPL-4: GE element-wise arithmetic, comparison, logic and type kernels (CANN semantics): broadcasting binary
-ops, ``Muls``, ``Neg``, ``Rsqrt``, ``Pow``, ``Greater``, ``LogicalNot``, ``Cast``, and the parts of a complex tensor.
+ops, ``Muls``, ``Neg``, ``Rsqrt``, ``Pow``, ``Minimum``, ``Maximum``, unary math (``Abs``, ``Exp``, ``Log``,
+``Sqrt``, ``Cos``, ``Sin``), comparisons (``Greater``, ``GreaterEqual``, ``Less``, ``LessEqual``), logic
+(``LogicalNot``, ``LogicalAnd``, ``BitwiseAnd``, ``Invert``), ``Cast``, and the parts of a complex tensor.
 
 Dtype sets come from each op's ``REG_OP`` in the wheel's generated raw ops (``RAW_OPS:<line>``; ``TensorType::X()``
 sets as ``METADEF`` spells them out). Two inputs must share one dtype where CANN requires it (``same_dtype``): the
 wheel's REG_OPs of ``Add``, ``Sub``, ``Div``, ``RealDiv`` and ``Greater`` list one type set for ``x1`` and ``x2``, and
 CANN ties them: its op_proto verifiers (``AddVerify``, ``DivVerify``, ``RealDivVerify``, ``GreaterVerify`` in
 ``elewise_calculation_ops.cc``: ``CheckTwoInputDtypeSame(op, "x1", "x2")``) and, for ``Sub``, its
-``elewise_calculation_ops.h`` ("x2: A ND Tensor of the same dtype as x1"). ``Mul`` is the exception: its REG_OP gives
-``x1`` and ``x2`` their own type variables (``T1``, ``T2``) and CANN's header makes the output
-``Promote({"T1", "T2"})``, so mixed dtypes are CANN's own and compute in the promoted type.
+``elewise_calculation_ops.h`` ("x2: A ND Tensor of the same dtype as x1"); so does that header for ``Minimum``,
+``Maximum``, ``Less``, ``LessEqual``, ``GreaterEqual`` and ``BitwiseAnd`` ("x2: A Tensor of the same type as x1").
+``Mul`` is the exception: its REG_OP gives ``x1`` and ``x2`` their own type variables (``T1``, ``T2``) and CANN's
+header makes the output ``Promote({"T1", "T2"})``, so mixed dtypes are CANN's own and compute in the promoted type.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ _SUB = _ADD | {"DT_UINT16"}
 _MUL = _SUB | {"DT_BOOL"}
 _COMPLEX = frozenset({"DT_COMPLEX64", "DT_COMPLEX128"})
 _VERIFY = "CANN op_proto elewise_calculation_ops.cc"
+_HEADER = "x1, x2 one dtype: CANN elewise_calculation_ops.h"
+_MIN_MAX = {"DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_INT32", "DT_INT64"}
+# TensorType::IntegerDataType() (METADEF): the signed and unsigned integer types
+_INTEGER = {"DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_UINT8", "DT_UINT16", "DT_UINT32", "DT_UINT64"}
+_LOG_X = {"DT_UINT8", "DT_INT8", "DT_INT16", "DT_INT32", "DT_INT64", "DT_FLOAT", "DT_DOUBLE", "DT_FLOAT16", "DT_BF16",
+          "DT_BOOL", "DT_COMPLEX64", "DT_COMPLEX128"}
 X1_X2 = ((0, 1),)  # x1 and x2 share one dtype
 
 
@@ -104,6 +113,108 @@ def pow_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def greater(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 > x2, broadcast: a bool tensor."""
     return torch.gt(inputs[0], inputs[1])
+
+
+@kernel("GreaterEqual", dtypes=REAL, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10014 REG_OP(GreaterEqual), RealNumberType() ({METADEF}); {_HEADER}")
+def greater_equal(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 >= x2, broadcast: a bool tensor."""
+    return torch.ge(inputs[0], inputs[1])
+
+
+@kernel("Less", dtypes=REAL, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10053 REG_OP(Less), RealNumberType() ({METADEF}); {_HEADER}")
+def less(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 < x2, broadcast: a bool tensor."""
+    return torch.lt(inputs[0], inputs[1])
+
+
+@kernel("LessEqual", dtypes=REAL, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10773 REG_OP(LessEqual), RealNumberType() ({METADEF}); {_HEADER}")
+def less_equal(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 <= x2, broadcast: a bool tensor."""
+    return torch.le(inputs[0], inputs[1])
+
+
+@kernel("Minimum", dtypes=_MIN_MAX, same_dtype=X1_X2, source=f"{RAW_OPS}:10197 REG_OP(Minimum); {_HEADER}")
+def minimum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """The smaller of x1 and x2 element-wise, broadcast (NaN if either is NaN, as torch.minimum)."""
+    return torch.minimum(inputs[0], inputs[1])
+
+
+@kernel("Maximum", dtypes=_MIN_MAX, same_dtype=X1_X2, source=f"{RAW_OPS}:10160 REG_OP(Maximum); {_HEADER}")
+def maximum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """The larger of x1 and x2 element-wise, broadcast."""
+    return torch.maximum(inputs[0], inputs[1])
+
+
+@kernel("Abs", dtypes={"DT_FLOAT16", "DT_BF16", "DT_FLOAT", "DT_DOUBLE", "DT_INT8", "DT_INT16", "DT_INT32",
+                       "DT_INT64"}, source=f"{RAW_OPS}:10341 REG_OP(Abs)")
+def abs_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """|x| in x's dtype."""
+    return torch.abs(inputs[0])
+
+
+def _log_params(op: OpView) -> tuple[float, float, float]:
+    """``base`` (-1: e; else > 0), ``scale``, ``shift``: the attrs ``Exp``'s and ``Log``'s REG_OPs share."""
+    base = op.f("base", -1.0)
+    if base != -1.0 and base <= 0:
+        raise op.fail(f"base must be -1 (e) or positive, got {base}")
+    return base, op.f("scale", 1.0), op.f("shift", 0.0)
+
+
+@kernel("Exp", dtypes=UNARY, source=f"{RAW_OPS}:10596 REG_OP(Exp), UnaryDataType() ({METADEF})")
+def exp(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """base ** (scale * x + shift), base e when ``base`` is -1 (the defaults: e ** x)."""
+    base, scale, shift = _log_params(op)
+    z = inputs[0] * scale + shift if (scale, shift) != (1.0, 0.0) else inputs[0]
+    return torch.exp(z) if base == -1.0 else torch.pow(base, z).to(inputs[0].dtype)
+
+
+@kernel("Log", dtypes=_LOG_X, source=f"{RAW_OPS}:11590 REG_OP(Log) (y: UnaryDataType(), {METADEF})")
+def log(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """log_base(scale * x + shift), natural when ``base`` is -1 (the defaults: ln x); an integer or bool x gives a
+    float32 y (y's types are UnaryDataType's, floats and complex)."""
+    base, scale, shift = _log_params(op)
+    x = inputs[0] if inputs[0].is_floating_point() or inputs[0].is_complex() else inputs[0].float()
+    z = x * scale + shift if (scale, shift) != (1.0, 0.0) else x
+    y = torch.log(z)
+    return y if base == -1.0 else y / torch.log(torch.tensor(base, dtype=y.real.dtype))
+
+
+@kernel("Sqrt", dtypes={"DT_BF16", "DT_FLOAT", "DT_FLOAT16", "DT_DOUBLE", "DT_COMPLEX64", "DT_COMPLEX128"},
+        source=f"{RAW_OPS}:10127 REG_OP(Sqrt)")
+def sqrt(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    return torch.sqrt(inputs[0])
+
+
+@kernel("Cos", dtypes=UNARY, source=f"{RAW_OPS}:10481 REG_OP(Cos), UnaryDataType() ({METADEF})")
+def cos(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    return torch.cos(inputs[0])
+
+
+@kernel("Sin", dtypes=UNARY, source=f"{RAW_OPS}:13445 REG_OP(Sin), UnaryDataType() ({METADEF})")
+def sin(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    return torch.sin(inputs[0])
+
+
+@kernel("LogicalAnd", dtypes={"DT_BOOL"}, same_dtype=X1_X2, source=f"{RAW_OPS}:11479 REG_OP(LogicalAnd)")
+def logical_and(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 and x2, broadcast (both bool: their REG_OP lists only DT_BOOL)."""
+    return torch.logical_and(inputs[0], inputs[1])
+
+
+@kernel("BitwiseAnd", dtypes=_INTEGER, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:13087 REG_OP(BitwiseAnd), IntegerDataType() ({METADEF}); {_HEADER}")
+def bitwise_and(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 & x2 bit by bit, broadcast."""
+    return torch.bitwise_and(inputs[0], inputs[1])
+
+
+@kernel("Invert", dtypes=_INTEGER, source=f"{RAW_OPS}:12175 REG_OP(Invert), IntegerDataType() ({METADEF})")
+def invert(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """~x bit by bit."""
+    return torch.bitwise_not(inputs[0])
 
 
 @kernel("LogicalNot", dtypes={"DT_BOOL"}, source=f"{RAW_OPS}:12351 REG_OP(LogicalNot)")

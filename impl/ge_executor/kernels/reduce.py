@@ -1,11 +1,12 @@
 """EX-11, IMPL-4: GE reduction kernels (CANN semantics): ``ReduceSum``, ``ReduceMean``, ``ReduceMax``; the axes are
-an input tensor, ``keep_dims`` an attr."""
+an input tensor, ``keep_dims`` an attr. And the cumulative sum ``Cumsum`` (axis an input, ``exclusive`` and
+``reverse`` attrs)."""
 
 from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, kernel
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel
 
 
 @kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
@@ -40,3 +41,18 @@ def reduce_max(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
         raise op.fail(f"reduces axes {axes} of shape {list(x.shape)}, one of size 0: a max of no element is "
                       "undefined")
     return x.amax(dim=axes, keepdim=op.b("keep_dims", False))
+
+
+@kernel("Cumsum", dtypes=BASIC, source=f"{RAW_OPS}:77988 REG_OP(Cumsum), NumberType() ({METADEF})")
+def cumsum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """Running sums of x along the 0-d ``axis`` input, in x's dtype: y[i] = x[0] + ... + x[i]; ``exclusive`` leaves
+    x[i] out (y[0] = 0), ``reverse`` sums from the end."""
+    x = inputs[0]
+    (axis,) = input_ints(inputs[1], op, "axis")
+    if not -max(x.dim(), 1) <= axis < max(x.dim(), 1):
+        raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
+    work = x.flip(axis) if op.b("reverse", False) else x
+    y = torch.cumsum(work, dim=axis, dtype=x.dtype)
+    if op.b("exclusive", False):
+        y = y - work
+    return y.flip(axis) if op.b("reverse", False) else y

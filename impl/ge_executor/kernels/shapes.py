@@ -1,6 +1,6 @@
-"""EX-11, IMPL-4: GE kernels that move or reshape data: reshape, transpose, broadcast, concat, split, pack, shape,
-range and copies. Shape arithmetic with symbolic (-1) sizes is computed at run time through Shape -> Gather -> Pack
--> Reshape, so these kernels read shapes from their input tensors."""
+"""EX-11, IMPL-4: GE kernels that move or reshape data: reshape, transpose, broadcast, concat, split, pack, unpack,
+strided views, triangles, shape, range and copies. Shape arithmetic with symbolic (-1) sizes is computed at run time
+through Shape -> Gather -> Pack -> Reshape, so these kernels read shapes from their input tensors."""
 
 from __future__ import annotations
 
@@ -143,3 +143,38 @@ def fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if any(d < 0 for d in dims):
         raise op.fail(f"dims {dims} has a negative size")
     return torch.full(dims, value.reshape(()).item(), dtype=value.dtype)
+
+
+@kernel("Unpack", dtypes=BASIC, source=f"{_DYNAMIC}:1134 REG_OP(Unpack), BasicType() ({METADEF})")
+def unpack(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
+    """The ``num`` slices of x along attr ``axis`` (default 0), that dim removed; ``num`` must be its size."""
+    x, axis = inputs[0], op.i("axis", 0)
+    if not -x.dim() <= axis < x.dim() or x.shape[axis] != op.i("num"):
+        raise op.fail(f"num={op.i('num')} slices along axis {axis} of shape {list(x.shape)}")
+    return tuple(piece.contiguous() for piece in torch.unbind(x, dim=axis))
+
+
+@kernel("AsStrided", dtypes=BASIC, source=f"{RAW_OPS}:87194 REG_OP(AsStrided), BasicType() ({METADEF}) (size, "
+                                          "stride, storage_offset: IndexNumberType())")
+def as_strided(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """A ``size`` tensor whose element at index i is x's element number storage_offset + sum(i[k] * stride[k]) in
+    row-major order (x is dense in GE); an element beyond x's is an error."""
+    x = inputs[0]
+    size, stride = input_ints(inputs[1], op, "size"), input_ints(inputs[2], op, "stride")
+    (offset,) = input_ints(inputs[3], op, "storage_offset")
+    if len(size) != len(stride) or min([offset, *size, *stride], default=0) < 0:
+        raise op.fail(f"size {size}, stride {stride}, storage_offset {offset}")
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
+    if last >= x.numel():
+        raise op.fail(f"size {size}, stride {stride} from offset {offset} reach element {last} of {x.numel()}")
+    return torch.as_strided(x.contiguous().reshape(-1), size, stride, offset).contiguous()
+
+
+@kernel("Tril", dtypes=BASIC, source=f"{RAW_OPS}:40665 REG_OP(Tril), BasicType() ({METADEF})")
+def tril(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x with the elements above diagonal ``diagonal`` (attr, default 0; positive: above the main one) of its last
+    two dims set to zero."""
+    x = inputs[0]
+    if x.dim() < 2:
+        raise op.fail(f"x must be at least 2-d, got shape {list(x.shape)}")
+    return torch.tril(x, op.i("diagonal", 0))
