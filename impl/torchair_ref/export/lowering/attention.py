@@ -47,8 +47,7 @@ def attention(b: Builder, node: Any, q: Value, k: Value, v: Value, dropout_p: fl
     length, source = q.shape[-2], k.shape[-2]
     scores_shape = (*q.shape[:-1], source)
     scores = _batch_matmul(b, q, k, True, scores_shape)
-    factor = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    scores = b.one("Mul", [("x1", scores), ("x2", b.const(factor, q.dtype))], q.dtype, scores_shape)
+    scores = b.one("Mul", [("x1", scores), ("x2", _scale(b, q, scale))], q.dtype, scores_shape)
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         scores = b.one("SelectV2", [("condition", attn_mask), ("then", scores),
                                     ("else", b.const(float("-inf"), q.dtype))], q.dtype, scores_shape)
@@ -66,13 +65,27 @@ def attention(b: Builder, node: Any, q: Value, k: Value, v: Value, dropout_p: fl
     return [_batch_matmul(b, probs, v, False, shape)]
 
 
+def _scale(b: Builder, q: Value, scale: Any) -> Value:
+    """The scores' factor: ``scale``, else 1 / sqrt(head size); a symbolic head size's from the runtime shape
+    (``Rsqrt`` of ``Gather(Shape(q), -1)`` in q's dtype)."""
+    if scale is not None or q.shape[-1] != -1:
+        return b.const(float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1]), q.dtype)
+    size = _size(b, q, q.rank - 1)
+    return b.one("Rsqrt", [("x", b.cast(size, q.dtype))], q.dtype, ())
+
+
+def _size(b: Builder, x: Value, dim: int) -> Value:
+    """Dim ``dim`` of x at run time, a 0-d int64 (``Shape`` then ``Gather``, as sym_size is lowered)."""
+    shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
+    return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
+                 {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False,
+                  "negative_index_support": False})
+
+
 def _causal_mask(b: Builder, q: Value, k: Value) -> Value:
     """True above the diagonal of the (L, S) score matrix: column index > row index, from the runtime lengths."""
     def positions(x: Value, axes: list[int]) -> Value:
-        shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
-        size = b.one("Gather", [("x", shape), ("indices", b.const(x.rank - 2, torch.int64))], torch.int64, (),
-                     {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False,
-                      "negative_index_support": False})
+        size = _size(b, x, x.rank - 2)
         span = b.one("Range", [("start", b.const(0, torch.int64)), ("limit", size), ("delta", b.const(1, torch.int64))],
                      torch.int64, (x.shape[-2],))
         dims = (x.shape[-2], 1) if axes == [1] else (1, x.shape[-2])
