@@ -74,9 +74,14 @@ def abs_(b: Builder, node: Any, x: Value) -> Value:
 
 
 def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
-    """``mul.Tensor`` -> ``Mul`` (``Muls`` with attr ``value`` for a float16/bfloat16 tensor times a number)."""
+    """``mul.Tensor`` -> ``Mul`` (``Muls`` with attr ``value`` for a float16 tensor times a number), mul.py:29-44.
+
+    Departure: upstream writes ``Muls`` for a bfloat16 tensor times a number too (mul.py:35), but ``Muls``'s
+    registration in the same wheel has no DT_BF16 (auto_generated_ge_raw_ops.py:15375; later CANN releases add it,
+    ops-math ``muls_proto.h``), so the reference writes ``Mul`` by a bfloat16 ``Const`` there, which every
+    registration of ``Mul`` takes."""
     dtype, shape = out(node)
-    if isinstance(x, Value) and not isinstance(y, Value) and x.dtype in _HALF:
+    if isinstance(x, Value) and not isinstance(y, Value) and x.dtype == torch.float16:
         return b.cast(b.one("Muls", [("x", x)], x.dtype, shape, {"value": float(y)}), dtype)
     both_bool = isinstance(x, Value) and isinstance(y, Value) and x.dtype == y.dtype == torch.bool
     compute = torch.uint8 if both_bool else dtype
