@@ -123,3 +123,12 @@ def test_hard_sigmoid_with_its_attrs_and_hard_swish():
     torch.testing.assert_close(run_op("HardSwish", [x])[0], torch.nn.functional.hardswish(x))
     with pytest.raises(UnsupportedDtypeError, match="HardSwish"):
         run_op("HardSwish", [x.bfloat16()])
+
+
+def test_floor_div_rounds_toward_minus_infinity():
+    """RAW_OPS:13268 REG_OP(FloorDiv): what operator.floordiv on symbolic sizes writes (funcol's split sizes)."""
+    a, b = torch.tensor([7, -7, 6], dtype=torch.int64), torch.tensor([2, 2, -4], dtype=torch.int64)
+    assert run_op("FloorDiv", [a, b])[0].tolist() == [3, -4, -2]
+    torch.testing.assert_close(run_op("FloorDiv", [X, ROW])[0], torch.floor(X / ROW))
+    with pytest.raises(UnsupportedDtypeError, match="FloorDiv"):
+        run_op("FloorDiv", [a, b.int()])

@@ -9,7 +9,8 @@ wheel's REG_OPs of ``Add``, ``Sub``, ``Div``, ``RealDiv`` and ``Greater`` list o
 CANN ties them: its op_proto verifiers (``AddVerify``, ``DivVerify``, ``RealDivVerify``, ``GreaterVerify`` in
 ``elewise_calculation_ops.cc``: ``CheckTwoInputDtypeSame(op, "x1", "x2")``) and, for ``Sub``, its
 ``elewise_calculation_ops.h`` ("x2: A ND Tensor of the same dtype as x1"); so does that header for ``Minimum``,
-``Maximum``, ``Less``, ``LessEqual``, ``GreaterEqual`` and ``BitwiseAnd`` ("x2: A Tensor of the same type as x1").
+``Maximum``, ``Less``, ``LessEqual``, ``GreaterEqual``, ``FloorDiv`` and ``BitwiseAnd`` ("x2: A Tensor of the same
+type as x1").
 ``Mul`` is the exception: its REG_OP gives ``x1`` and ``x2`` their own type variables (``T1``, ``T2``) and CANN's
 header makes the output ``Promote({"T1", "T2"})``, so mixed dtypes are CANN's own and compute in the promoted type.
 """
@@ -82,6 +83,13 @@ def div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def real_div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 / x2 with broadcasting."""
     return _divide(inputs[0], inputs[1])
+
+
+@kernel("FloorDiv", dtypes=_SUB, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:13268 REG_OP(FloorDiv); {_HEADER}")
+def floor_div(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """floor(x1 / x2) with broadcasting, in x1's dtype (integers rounded toward minus infinity, as Python's //)."""
+    return torch.div(inputs[0], inputs[1], rounding_mode="floor")
 
 
 @kernel("Muls", dtypes={"DT_FLOAT", "DT_INT16", "DT_INT32", "DT_FLOAT16"}, source=f"{RAW_OPS}:15375 REG_OP(Muls)")

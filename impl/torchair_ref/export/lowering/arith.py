@@ -231,4 +231,6 @@ TABLE = {
     operator.add: _binary("Add"),
     operator.sub: _binary("Sub"),
     operator.mul: _binary("Mul"),
+    operator.floordiv: _binary("FloorDiv"),  # builtin_converters.py:27-34: symbolic sizes (funcol's split sizes)
+    operator.truediv: _binary("Div"),  # builtin_converters.py:37-44
 }

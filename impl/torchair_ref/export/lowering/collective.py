@@ -64,23 +64,38 @@ def all_to_all_single(b: Builder, node: Any, x: Value, output_split_sizes: list[
                       group_name: str) -> Value:
     """``_c10d_functional.all_to_all_single`` -> ``HcomAllToAllV``: rank k is sent ``input_split_sizes[k]`` rows
     and ``output_split_sizes[k]`` rows are received from it, counted in elements (rows times the elements of one
-    row), displacements the running sums of the counts (hcom_alltoall.py:125-154, 110-120)."""
+    row), displacements the running sums of the counts (hcom_alltoall.py:125-154, 110-120). Symbolic split sizes
+    (``dynamic=True``) are computed in the graph (``Mul``, ``Add``, ``Pack``); a symbolic row size is refused."""
     dtype, shape = out(node)
-    sizes = [*output_split_sizes, *input_split_sizes]
-    if any(isinstance(v, Value) for v in sizes) or -1 in x.shape[1:]:
-        raise unsupported(node, "with symbolic split sizes or row sizes")
+    if -1 in x.shape[1:]:
+        raise unsupported(node, "with a symbolic row size (the dims after the first)")
     row = 1
     for n in x.shape[1:]:
         row *= n
-    send = [int(s) * row for s in input_split_sizes]
-    recv = [int(s) * row for s in output_split_sizes]
-    operands = [b.const(v, torch.int64) for v in (send, _offsets(send), recv, _offsets(recv))]
+    send = [_times(b, s, row) for s in input_split_sizes]
+    recv = [_times(b, s, row) for s in output_split_sizes]
+    operands = [b.int_list(v) for v in (send, _offsets(b, send), recv, _offsets(b, recv))]
     names = ("send_counts", "send_displacements", "recv_counts", "recv_displacements")
     return b.one("HcomAllToAllV", [("send_data", x), *zip(names, operands)], dtype, shape, {"group": group_name})
 
 
-def _offsets(counts: list[int]) -> list[int]:
-    return [sum(counts[:k]) for k in range(len(counts))]
+def _times(b: Builder, size: Any, row: int) -> Any:
+    if not isinstance(size, Value):
+        return int(size) * row
+    return b.one("Mul", [("x1", b.cast(size, torch.int64)), ("x2", b.const(row, torch.int64))], torch.int64, ())
+
+
+def _offsets(b: Builder, counts: list[Any]) -> list[Any]:
+    """0, c0, c0 + c1, ...: Python ints while the counts are known, ``Add`` ops from the first symbolic one."""
+    found, total = [], 0
+    for count in counts:
+        found.append(total)
+        if isinstance(total, Value) or isinstance(count, Value):
+            total = b.one("Add", [("x1", b.promote(total, torch.int64)), ("x2", b.promote(count, torch.int64))],
+                          torch.int64, ())
+        else:
+            total += count
+    return found
 
 
 def wait_tensor(b: Builder, node: Any, x: Value) -> Value:

@@ -116,13 +116,13 @@ def slice_(b: Builder, node: Any, x: Value, dim: int = 0, start: Any = None, end
 
 def split(b: Builder, node: Any, x: Value, split_size: Any, dim: int = 0) -> list[Value]:
     """``split.Tensor`` -> ``SplitV(x, size_splits, split_dim)``, attr ``num_split``; the last size is -1 (the
-    rest), as upstream writes it."""
+    rest), as upstream writes it (split.py:6-18); a symbolic split size makes ``size_splits`` a ``Pack``."""
     outputs = [out(node, k) for k in range(len(node.meta["val"]))]
-    if isinstance(split_size, Value):
-        raise unsupported(node, "with a symbolic split size")
-    sizes = [int(split_size)] * (len(outputs) - 1) + [-1]
-    return b.op("SplitV", [("x", x), ("size_splits", b.const(sizes, torch.int64)),
-                           ("split_dim", b.const(dim, torch.int32))], outputs, {"num_split": len(outputs)})
+    if not isinstance(split_size, Value):
+        split_size = int(split_size)
+    sizes = b.int_list([split_size] * (len(outputs) - 1) + [-1])
+    return b.op("SplitV", [("x", x), ("size_splits", sizes), ("split_dim", b.const(dim, torch.int32))], outputs,
+                {"num_split": len(outputs)})
 
 
 def unbind(b: Builder, node: Any, x: Value, dim: int = 0) -> list[Value]:
