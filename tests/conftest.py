@@ -100,3 +100,9 @@ def suite_session(request: pytest.FixtureRequest) -> suite_sessions.Outcome:
     background = request.config.stash[_BACKGROUND]
     background.take_every_core()
     return background.futures[run.key].result()
+
+
+@pytest.fixture
+def suite_session_folder(request: pytest.FixtureRequest, suite_session: suite_sessions.Outcome) -> Path:
+    """The folder of the test's own suite session, once it ended: what it left there (``sessions.GE_GRAPHS``)."""
+    return request.config.stash[_BACKGROUND].folder(_suite_run(request.node))

@@ -92,6 +92,24 @@ def test_extra_positional_arguments_raise_type_error(impl, extra):
         impl.cache_compile(m.forward, value)
 
 
+@pytest.mark.clause("CC-1")
+@pytest.mark.parametrize("extra", [{"fullgraph": True}, {"fullgraph": False}, {"backend_options": {"a": 1}},
+                                   {"fullgraph": True, "mode": "default"}], ids=["fullgraph", "fullgraph=False",
+                                                                                "a dict", "two"])
+def test_extra_keyword_arguments_are_accepted(impl, extra):
+    """CC-1: extra keyword arguments never raise (upstream takes **kwargs; vLLM-Ascend passes fullgraph=), at
+    cache_compile or at the call; the call computes the method (a warning naming them is allowed)."""
+    m = models.build_module({"class_name": "Net", "in_features": 2, "layers": [{"kind": "linear", "out": 2}]}, 0)
+    x = models.make_input({"shape": [3, 2], "dtype": "float32", "seed": 1})
+    with harness.scratch() as base:
+        config = harness.make_config(impl, impl.fast_cache_options())
+        compiled = impl.cache_compile(m.forward, config=config, cache_dir=str(base / "cache"), **extra)
+        got = compiled(x)
+    with torch.no_grad():
+        want = m.forward(x)
+    assert_outputs_close(got, want, what=f"cache_compile(..., {extra}) called")
+
+
 class _NotAModule:
     def forward(self, x):
         return x

@@ -8,7 +8,9 @@ It owns two things and imports none of the products (``torchair_ref``, ``torchai
 - the executor: ``load(model)`` checks a serialized ``ModelDef`` (or a parsed ModelDef/GraphDef, from any copy of the
   schema) and returns a ``Graph`` whose ``run(inputs)`` computes its outputs op by op with torch, each op to CANN's
   documented semantics. An op type without a kernel is ``UnsupportedOpError`` ("needs CANN/GE: no CPU kernel for op
-  X"), a dtype the op's registration rejects is ``UnsupportedDtypeError``: no output is ever invented.
+  X"), a dtype the op's registration rejects (or inputs of one type variable that differ) ``UnsupportedDtypeError``,
+  a result whose shape differs from the static shape the graph describes for it ``ShapeMismatchError``: never more
+  lenient or stricter than CANN, and no output is ever invented.
 
 Who uses it: the reference's exporter writes its ``.air`` with these classes and ``inspect --run`` executes it here;
 the CPU adapter of upstream (``torchair_cpu``) backs upstream's native graph API with ``load``; the suite's EX-11
@@ -29,6 +31,7 @@ from typing import Any
 _SURFACE = {
     "GeExecutorError": "ge_executor.errors",
     "GraphCheckError": "ge_executor.errors",
+    "ShapeMismatchError": "ge_executor.errors",
     "UnsupportedDtypeError": "ge_executor.errors",
     "UnsupportedOpError": "ge_executor.errors",
     "Graph": "ge_executor.graph",

@@ -2,9 +2,12 @@
 
 Checks at load: every data edge ``"<op>:<index>"`` names an op of the graph and one of its outputs (``""`` is an
 omitted optional input, ``:-1`` a control edge that orders but carries no data), the graph has no cycle, exactly one
-``NetOutput``, ``Data`` indexes 0..n-1, every op type has a kernel (else ``UnsupportedOpError``) and every first input
-whose dtype the descs record is one the op accepts (else ``UnsupportedDtypeError``). The same dtype check runs again
-on the real tensors at run time, where symbolic (-1) dims have their values.
+``NetOutput``, ``Data`` indexes 0..n-1, every op type has a kernel (else ``UnsupportedOpError``) and every checked input
+whose dtype the descs record is one the op accepts (else ``UnsupportedDtypeError``).
+
+At run time, on the real tensors: each op's dtype signature (``registry.Kernel.check_inputs``: the types its
+registration accepts, inputs that share one type variable), and each result against the static shape the graph
+describes for it (``described.py``: an op's output desc, the ``NetOutput``'s input descs).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 import torch
 
 from ge_executor import ge_ir
+from ge_executor.described import check_described
 from ge_executor.errors import GeExecutorError, GraphCheckError, unsupported_op
 from ge_executor.kernels import KERNELS
 from ge_executor.registry import OpView, ge_name
@@ -64,16 +68,27 @@ class Graph:
             if step.view.type == "Data":
                 out: torch.Tensor | tuple[torch.Tensor, ...] = _data(step.view, inputs[self._data_index[position]])
             elif step.view.type == "NetOutput":
+                self._check_outputs(step, args)
                 # GE writes outputs to their own buffers: a graph input passed straight through is copied
                 out = tuple(a.clone() if any(a is i for i in inputs) else a for a in args)
             else:
                 entry = KERNELS[step.view.type]
-                first = next((a for a in args if a is not None), None)
-                if first is not None:
-                    entry.check_dtype(step.view.name, ge_name(first.dtype))
+                entry.check_inputs(step.view, args)
                 out = entry.fn(step.view, args)
+                for k, result in enumerate(out if isinstance(out, tuple) else (out,)):
+                    check_described(result, step.view.output_desc(k),
+                                    f"op {step.view.type} ({step.view.name!r}) output {k}")
             values[position] = out if isinstance(out, tuple) else (out,)
         return list(values[self._output])
+
+    def _check_outputs(self, step: _Step, args: Sequence[torch.Tensor]) -> None:
+        """The graph's outputs against the shapes its ``NetOutput`` describes, naming the op that computed each."""
+        descs = step.view.op.input_desc
+        for k, (result, ref) in enumerate(zip(args, step.inputs)):
+            if k < len(descs) and ref is not None:
+                producer = self._steps[ref[0]].view
+                check_described(result, descs[k], f"graph output {k} (op {producer.type} ({producer.name!r}) "
+                                                  f"output {ref[1]})")
 
 
 def load(model: bytes | Any, weights_dir: str | Path | None = None) -> Graph:
@@ -144,6 +159,10 @@ def _plan(graph: Any, weights_dir: Path | None) -> tuple[list[_Step], dict[int, 
             if int(index) < 0:
                 raise GraphCheckError(f"op {op.type} ({op.name!r}): input {edge!r} has a negative output index")
             refs[i].append((by_name[src], int(index)))
+    missing = [op for op in ops if op.type not in STRUCTURAL and op.type not in KERNELS]
+    if missing:
+        others = sorted({op.type for op in missing} - {missing[0].type})
+        raise unsupported_op(missing[0].type, missing[0].name, others)
     order = _topological(ops, deps, graph.name)
     position = {old: new for new, old in enumerate(order)}
     steps, data_index, outputs = [], {}, []
@@ -154,8 +173,6 @@ def _plan(graph: Any, weights_dir: Path | None) -> tuple[list[_Step], dict[int, 
             outputs.append(new)
         elif op.type == "Data":
             data_index[new] = view.i("index")
-        elif op.type not in KERNELS:
-            raise unsupported_op(op.type, op.name)
         else:
             _check_desc_dtype(op, ops, refs[old])
         steps.append(_Step(view, tuple(None if r is None else (position[r[0]], r[1]) for r in refs[old])))
@@ -167,16 +184,17 @@ def _plan(graph: Any, weights_dir: Path | None) -> tuple[list[_Step], dict[int, 
 
 
 def _check_desc_dtype(op: Any, ops: list[Any], refs: list[tuple[int, int] | None]) -> None:
-    """At load, where the producer's output desc records a dtype, the first input's dtype must be accepted."""
-    first = next((r for r in refs if r is not None), None)
-    if first is None:
+    """At load, where the producer's output desc records a dtype, the checked input's dtype must be accepted."""
+    entry = KERNELS[op.type]
+    ref = refs[entry.checked] if entry.checked < len(refs) else None
+    if ref is None:
         return
-    producer = ops[first[0]]
-    if first[1] >= len(producer.output_desc):
+    producer = ops[ref[0]]
+    if ref[1] >= len(producer.output_desc):
         return
-    name = ge_ir.proto_dtype_name(producer.output_desc[first[1]].dtype)
+    name = ge_ir.proto_dtype_name(producer.output_desc[ref[1]].dtype)
     if name not in (None, "DT_UNDEFINED"):
-        KERNELS[op.type].check_dtype(op.name, name)
+        entry.check_dtype(op.name, name)
 
 
 def _topological(ops: list[Any], deps: list[list[int]], graph_name: str) -> list[int]:

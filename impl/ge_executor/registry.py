@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from ge_executor import ge_ir
-from ge_executor.errors import GraphCheckError, unsupported_dtype
+from ge_executor.errors import GraphCheckError, mismatched_dtypes, unsupported_dtype
 
 __all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "input_ints", "RAW_OPS", "METADEF",
            "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
@@ -69,29 +69,46 @@ def input_ints(tensor: torch.Tensor | None, op: OpView, what: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Kernel:
-    """One op type's CPU implementation and the dtypes its registration accepts (``None``: not checked)."""
+    """One op type's CPU implementation and its declared dtype signature, from the op's registration: ``dtypes``,
+    the types input ``checked`` accepts (``None``: not checked), and ``same_dtype``, groups of input positions that
+    one type variable types (``REG_OP``'s ``"T"``, or a verifier that requires one dtype), which must agree."""
 
     op_type: str
     fn: KernelFn
     dtypes: frozenset[str] | None
     source: str
+    checked: int = 0
+    same_dtype: tuple[tuple[int, ...], ...] = ()
 
     def check_dtype(self, op_name: str, dtype_name: str) -> None:
-        """Reject a first-input dtype the op's registration does not list."""
+        """Reject a dtype of input ``checked`` that the op's registration does not list."""
         if self.dtypes is not None and dtype_name not in self.dtypes:
             raise unsupported_dtype(self.op_type, op_name, dtype_name, self.dtypes, self.source)
+
+    def check_inputs(self, op: OpView, inputs: Sequence[torch.Tensor | None]) -> None:
+        """The dtype signature on the real tensors: input ``checked``'s type, and each ``same_dtype`` group."""
+        if self.checked < len(inputs) and inputs[self.checked] is not None:
+            self.check_dtype(op.name, ge_name(inputs[self.checked].dtype))
+        for group in self.same_dtype:
+            present = [(k, inputs[k]) for k in group if k < len(inputs) and inputs[k] is not None]
+            if len({t.dtype for _, t in present}) > 1:
+                raise mismatched_dtypes(self.op_type, op.name, [(op.input_name(k), ge_name(t.dtype))
+                                                                for k, t in present], self.source)
 
 
 KERNELS: dict[str, Kernel] = {}
 
 
-def kernel(op_type: str, *, dtypes: Iterable[str] | None, source: str) -> Callable[[KernelFn], KernelFn]:
-    """Register the decorated function as the CPU kernel of ``op_type`` (one kernel per type)."""
+def kernel(op_type: str, *, dtypes: Iterable[str] | None, source: str, checked: int = 0,
+           same_dtype: Sequence[Sequence[int]] = ()) -> Callable[[KernelFn], KernelFn]:
+    """Register the decorated function as the CPU kernel of ``op_type`` (one kernel per type), with the dtype
+    signature its registration declares (``Kernel``); ``source`` names that registration (the wheel's REG_OP)."""
 
     def register(fn: KernelFn) -> KernelFn:
         if op_type in KERNELS:
             raise ValueError(f"GE op {op_type} already has a kernel: {KERNELS[op_type].fn.__module__}")
-        KERNELS[op_type] = Kernel(op_type, fn, None if dtypes is None else frozenset(dtypes), source)
+        KERNELS[op_type] = Kernel(op_type, fn, None if dtypes is None else frozenset(dtypes), source, checked,
+                                  tuple(tuple(group) for group in same_dtype))
         return fn
 
     return register
@@ -144,6 +161,11 @@ class OpView:
         if key not in self.op.attr and default is not None:
             return list(default)
         return list(self._get(key, _REQUIRED, "list").i)
+
+    def input_name(self, index: int) -> str:
+        """The name GE gives data input ``index`` (its input desc's name, e.g. ``x1``), else ``input <index>``."""
+        descs = self.op.input_desc
+        return descs[index].name if index < len(descs) and descs[index].name else f"input {index}"
 
     def output_desc(self, index: int) -> Any:
         return self.op.output_desc[index] if index < len(self.op.output_desc) else None

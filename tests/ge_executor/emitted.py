@@ -1,4 +1,5 @@
-"""The GE op types the reference's exporter can write, derived from its code (never a hand list).
+"""The GE op types the reference's exporter can write, derived from its code (never a hand list), and the op types
+of GE graphs that upstream TorchAir emitted (read from the graphs themselves).
 
 Starting from every function of the lowering table (``torchair_ref.export.lowering.LOWERINGS``) and the exporter's
 own writers of graph-level ops (``Builder.data``, ``Builder.net_output``, the ``weights`` module), the source is
@@ -17,6 +18,7 @@ import inspect
 import textwrap
 import types
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 EXPORTER = "torchair_ref.export"
@@ -125,4 +127,21 @@ def exporter_op_types() -> dict[str, set[str]]:
     for origin, fn in roots:
         for op_type in walk.function(fn, {}):
             found.setdefault(op_type, set()).add(origin)
+    return found
+
+
+def graph_op_types(folders: Iterable[Path]) -> dict[str, set[str]]:
+    """Every op type of the serialized ``ModelDef`` files (``*.pb``) in ``folders`` -> the files that hold it.
+
+    Such folders are what upstream's CPU adapter writes under ``$TORCHAIR_CPU_GE_GRAPHS``: every graph upstream's
+    converters built and handed to its graph handle, including those the executor refused."""
+    from ge_executor import ge_ir
+
+    found: dict[str, set[str]] = {}
+    for folder in folders:
+        for path in sorted(Path(folder).glob("*.pb")):
+            model = ge_ir.ModelDef.FromString(path.read_bytes())
+            for graph in model.graph:
+                for op in graph.op:
+                    found.setdefault(op.type, set()).add(path.name)
     return found

@@ -18,9 +18,16 @@ class Builder:
         self.graph = ge_ir.GraphDef(name=name)
         self._inputs = 0
 
-    def op(self, op_type: str, inputs: Sequence[str] = (), name: str | None = None, **attrs: Any) -> str:
+    def op(self, op_type: str, inputs: Sequence[str] = (), name: str | None = None,
+           out_dims: Sequence[Sequence[int]] = (), in_names: Sequence[str] = (), **attrs: Any) -> str:
+        """Append an op; ``out_dims``: the shapes its output descs describe (none: no output descs, as upstream
+        writes its ops); ``in_names``: the names of its input descs (``x1``, ``x2``, ...)."""
         op = self.graph.op.add(name=name or f"{op_type}_{len(self.graph.op)}", type=op_type)
         op.input.extend(inputs)
+        for dims in out_dims:
+            op.output_desc.add(layout="ND").shape.dim.extend(dims)
+        for input_name in in_names:
+            op.input_desc.add(name=input_name, layout="ND")
         for key, value in attrs.items():
             attr = op.attr[key]
             if isinstance(value, bool):
@@ -59,17 +66,22 @@ class Builder:
         op.output_desc.add().CopyFrom(value.desc)
         return f"{name}:0"
 
-    def output(self, *edges: str) -> ge.Graph:
+    def output(self, *edges: str, dims: Sequence[Sequence[int]] = ()) -> ge.Graph:
+        """The NetOutput of ``edges`` (``dims``: the shapes it describes for them, as upstream writes them) and the
+        loaded graph."""
         self.op("NetOutput", list(edges))
+        for shape in dims:
+            self.graph.op[-1].input_desc.add(layout="ND").shape.dim.extend(shape)
         return ge.load(ge_ir.ModelDef(name="m", graph=[self.graph]).SerializeToString())
 
 
-def run_op(op_type: str, inputs: Sequence[torch.Tensor | None], outputs: int = 1, **attrs: Any) -> list[torch.Tensor]:
+def run_op(op_type: str, inputs: Sequence[torch.Tensor | None], outputs: int = 1,
+           out_dims: Sequence[Sequence[int]] = (), in_names: Sequence[str] = (), **attrs: Any) -> list[torch.Tensor]:
     """Run one ``op_type`` op on ``inputs`` (``None``: an omitted optional input) and return its outputs."""
     b = Builder()
     feeds = [t for t in inputs if t is not None]
     edges = []
     for t in inputs:
         edges.append("" if t is None else b.data(t))
-    name = b.op(op_type, edges, **attrs)
+    name = b.op(op_type, edges, out_dims=out_dims, in_names=in_names, **attrs)
     return b.output(*[f"{name}:{i}" for i in range(outputs)]).run(feeds)

@@ -59,3 +59,27 @@ def test_real_and_imag_take_the_parts_of_a_complex_tensor():
     assert wide.dtype == torch.float64 and wide.tolist() == X.tolist()
     with pytest.raises(UnsupportedDtypeError):
         run_op("Real", [X])
+
+
+@pytest.mark.parametrize("op_type,line", [("Add", 11703), ("Sub", 10267), ("Div", 10514), ("RealDiv", 10090),
+                                          ("Greater", 12280)])
+def test_x1_and_x2_must_share_one_dtype(op_type, line):
+    """RAW_OPS:<line> REG_OP(<op_type>) lists one type set for x1 and x2, and CANN ties them (its op_proto
+    verifiers' CheckTwoInputDtypeSame; Sub's header: "x2 ... of the same dtype as x1"): mixed dtypes are an error
+    naming the op and both dtypes, never a silent promotion."""
+    (same,) = run_op(op_type, [X.half(), ROW.half()], in_names=["x1", "x2"])
+    assert same.dtype == (torch.bool if op_type == "Greater" else torch.float16)
+    with pytest.raises(UnsupportedDtypeError, match=rf"op {op_type} .*x1 is DT_FLOAT16, x2 is DT_FLOAT\b"):
+        run_op(op_type, [X.half(), ROW], in_names=["x1", "x2"])
+    with pytest.raises(UnsupportedDtypeError, match=rf"op {op_type} .*x1 is DT_INT32, x2 is DT_INT64"):
+        run_op(op_type, [X.int(), ROW.long()], in_names=["x1", "x2"])
+
+
+def test_mul_takes_mixed_dtypes_into_the_promoted_type():
+    """RAW_OPS:11629 REG_OP(Mul): x1 "T1", x2 "T2", y "T3", and CANN's elewise_calculation_ops.h declares
+    T3 = Promote({"T1", "T2"}): mixed dtypes are CANN's own, computed in the promoted type."""
+    (got,) = run_op("Mul", [X.half(), ROW], in_names=["x1", "x2"])
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, X.half().float() * ROW)
+    (ints,) = run_op("Mul", [torch.tensor([3], dtype=torch.int32), torch.tensor([0.5], dtype=torch.float16)])
+    assert ints.dtype == torch.float16 and ints.tolist() == [1.5]

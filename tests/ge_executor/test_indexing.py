@@ -31,3 +31,17 @@ def test_masked_fill_broadcasts_mask_and_value():
     mask = torch.tensor([True, False, True])
     (got,) = run_op("MaskedFill", [x, mask, torch.tensor(-1.0)])
     assert got.tolist() == [[-1.0, 0.0, -1.0]] * 2
+
+
+def test_gather_v2_negative_index_support():
+    """RAW_OPS:76148 REG_OP(GatherV2), ATTR(negative_index_support, Bool, false): upstream's select converter sets
+    it (ge_converter/aten/select.py:20) for x[:, -1], a 0-d index counted from the end; without it a negative index
+    is out of range."""
+    (last,) = run_op("GatherV2", [X, torch.tensor(-1), torch.tensor([1])], negative_index_support=True)
+    assert torch.equal(last, X[:, -1])
+    (both,) = run_op("GatherV2", [X, torch.tensor([-3, 2]), i32(-2)], negative_index_support=True)
+    assert torch.equal(both, X[:, [0, 2]])
+    with pytest.raises(GraphCheckError, match=r"out of range \[0, 3\)"):
+        run_op("GatherV2", [X, torch.tensor(-1), torch.tensor([1])])
+    with pytest.raises(GraphCheckError, match=r"out of range \[-3, 3\)"):
+        run_op("GatherV2", [X, torch.tensor(-4), torch.tensor([1])], negative_index_support=True)

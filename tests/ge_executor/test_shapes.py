@@ -69,3 +69,28 @@ def test_symbolic_dims_flow_through_shape_gather_pack_reshape():
     graph = b.output(f"{flat}:0")
     for n in (1, 5):
         assert graph.run([torch.ones(n, 3, 4)])[0].shape == (n, 12)
+
+
+def test_squeeze_removes_listed_size_one_dims_or_all_of_them():
+    """RAW_OPS:1611 REG_OP(Squeeze), attr axis ListInt {}: empty removes every size-1 dim; listed (negative from
+    the end) removes those; a listed dim that is not 1 is an error (CANN: "an error to squeeze a dimension that is
+    not 1"), not torch's silent no-op."""
+    x = torch.arange(6.0).reshape(1, 3, 1, 2)
+    assert list(run_op("Squeeze", [x])[0].shape) == [3, 2]
+    assert list(run_op("Squeeze", [x], axis=[0])[0].shape) == [3, 1, 2]
+    assert list(run_op("Squeeze", [x], axis=[-2, 0])[0].shape) == [3, 2]
+    assert run_op("Squeeze", [x], axis=[2])[0].tolist() == x.squeeze(2).tolist()
+    with pytest.raises(GraphCheckError, match=r"cannot squeeze dims \[1\] of shape \[1, 3, 1, 2\]"):
+        run_op("Squeeze", [x], axis=[1])
+    with pytest.raises(GraphCheckError, match="out of range"):
+        run_op("Squeeze", [x], axis=[4])
+
+
+def test_fill_broadcasts_a_scalar_value_to_dims_in_its_dtype():
+    """RAW_OPS:64837 REG_OP(Fill): dims (IndexNumberType), value (the output's type)."""
+    (got,) = run_op("Fill", [torch.tensor([2, 3]), torch.tensor(1.5, dtype=torch.float16)])
+    assert got.dtype == torch.float16 and got.tolist() == [[1.5] * 3] * 2
+    (empty,) = run_op("Fill", [torch.tensor([0]), torch.tensor(0.0)])
+    assert empty.shape == (0,)
+    with pytest.raises(GraphCheckError, match="one element"):
+        run_op("Fill", [torch.tensor([2]), torch.tensor([1.0, 2.0])])

@@ -45,7 +45,6 @@ class Net(torch.nn.Module):
         ({"global_rank": 1.5}, ValueError, "global_rank"),
         ({"config": {"mode": "max-autotune"}}, TypeError, "config"),
         ({"custom_decompositions": [1]}, TypeError, "custom_decompositions"),
-        ({"fullgraph": False}, TypeError, "fullgraph"),
     ],
 )
 def test_bad_arguments_name_themselves(tmp_path: Path, kwargs: dict, error: type, names: str) -> None:
@@ -53,6 +52,38 @@ def test_bad_arguments_name_themselves(tmp_path: Path, kwargs: dict, error: type
     with pytest.raises(error, match=names):
         cache_compile(Net().forward, **kwargs)
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
+
+
+def test_extra_keywords_are_ignored_with_a_warning_naming_each(tmp_path: Path) -> None:
+    """CC-1: extra keyword arguments (vLLM-Ascend passes `fullgraph=`) never raise; the reference warns, on the
+    caller's line and on its logger, naming each one, and caches as without them."""
+    import logging
+    import warnings
+
+    net = Net()
+    plain = cache_compile(net.forward, config=eager_config(), cache_dir=str(tmp_path / "a"))
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    torchair_ref.logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            extra = cache_compile(net.forward, config=eager_config(), cache_dir=str(tmp_path / "b"), fullgraph=True,
+                                  zzz_option=[1] * 50)
+    finally:
+        torchair_ref.logger.removeHandler(handler)
+    texts = [str(w.message) for w in seen]
+    assert len(texts) == 2, texts
+    assert texts[0].startswith("cache_compile() ignores the keyword argument fullgraph=True: "), texts
+    # the value is shown shortened
+    assert texts[1].startswith("cache_compile() ignores the keyword argument zzz_option=[1, 1, "), texts
+    assert "...:" in texts[1] and "1, " * 30 not in texts[1], texts
+    assert {w.filename for w in seen} == {__file__}, [(w.filename, w.lineno) for w in seen]
+    assert [r.getMessage() for r in records if r.levelno == logging.WARNING] == texts
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(extra(x), plain(x))
+    assert os.path.relpath(extra.cache_file, tmp_path / "b") == os.path.relpath(plain.cache_file, tmp_path / "a")
 
 
 # -- RNG: CC-13 -------------------------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 MUTANTS_DIR = ROOT / "tests" / "mutants"
 TIMEOUT_S = 1800
+#: every session's folder receives the GE graphs upstream's CPU adapter loads (impl/torchair_cpu/standins/_graph.py)
+GE_GRAPHS_ENV, GE_GRAPHS = "TORCHAIR_CPU_GE_GRAPHS", "ge-graphs"
 
 Outcome = tuple[int, dict | None, str]
 
@@ -80,6 +82,10 @@ class Background:
         if run.key not in self.futures:
             self.futures[run.key] = self._pool.submit(self._run, run)
 
+    def folder(self, run: SuiteRun) -> Path:
+        """The session's own folder (its results, and the GE graphs it ran under ``GE_GRAPHS``)."""
+        return self._folder / run.key
+
     def take_every_core(self) -> None:
         with self._lock:
             if not self._opened:
@@ -111,7 +117,8 @@ class Background:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"suite session {run.key} cancelled: the test run ended")
-            proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=suite_env(),
+            env = {**suite_env(), GE_GRAPHS_ENV: str(work / GE_GRAPHS)}
+            proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._live.add(proc)
         try:

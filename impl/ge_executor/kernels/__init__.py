@@ -12,11 +12,15 @@ in the module of its family here, so adding a GE op means one lowering and one k
 ``shapes``     shape and layout: reshape, transpose, broadcast, concat, split, pack, shape, range, copies
 ``indexing``   selecting elements: gathers, strided slices, masked fills
 ``matmul``     matrix products (``MatMul``, ``MatMulV2``, ``BatchMatMul``, ``BatchMatMulV2``)
-``norm``       normalisations (``LayerNormV4``, ``SoftmaxV2``; batch norm belongs here)
-``collective`` collectives between ranks, through ``torch.distributed`` (``HcomAllReduce``)
+``norm``       normalisations (``LayerNormV4``, ``SoftmaxV2``, ``BNInfer``)
+``conv``       convolutions (``Conv2D``)
+``pooling``    pooling windows (``MaxPoolWithArgmaxV1``)
+``collective`` collectives between ranks, through ``torch.distributed`` (``HcomAllReduce``, ``HcomAllGather``,
+               ``HcomReduceScatter``, ``HcomAllToAllV``)
 =============  ======================================================================================================
 
-Families to come take their own module (``conv``, ``pooling``, ``attention``) and a line in ``FAMILIES``.
+A family to come takes its own module and a line in ``FAMILIES`` (attention is the math form of ``matmul``, ``arith``
+and ``norm`` ops: the reference's exporter writes no fused attention op).
 Importing this package imports every family, so ``KERNELS`` is complete.
 """
 
@@ -29,7 +33,8 @@ from ge_executor.registry import KERNELS
 __all__ = ["FAMILIES", "KERNELS"]
 
 #: the modules whose ``@kernel`` functions make up the executor
-FAMILIES = ("io", "arith", "activation", "reduce", "shapes", "indexing", "matmul", "norm", "collective")
+FAMILIES = ("io", "arith", "activation", "reduce", "shapes", "indexing", "matmul", "norm", "conv", "pooling",
+            "collective")
 
 for _family in FAMILIES:
     importlib.import_module(f"{__name__}.{_family}")

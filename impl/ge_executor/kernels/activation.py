@@ -1,5 +1,5 @@
 """EX-11, IMPL-4: GE element-wise activation kernels (CANN semantics): ``Relu``, ``Tanh``, ``Sigmoid``, ``Gelu``,
-``GeluV2``, ``Swish``.
+``GeluV2``, ``Swish``, ``HardSigmoid``, ``HardSwish``.
 
 ``GeluV2``'s registration names its type ``"T"``; its semantics and types are CANN's (aclnnGeluQuant: "GeluV2 ...
 approximate = tanh | none", bfloat16/float16/float32).
@@ -59,3 +59,19 @@ def swish(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x * sigmoid(scale * x), ``scale`` default 1.0 (SiLU)."""
     x = inputs[0]
     return x * torch.sigmoid(op.f("scale", 1.0) * x)
+
+
+@kernel("HardSigmoid", dtypes={"DT_FLOAT", "DT_FLOAT16", "DT_INT32"},
+        source=f"{RAW_OPS}:63569 REG_OP(HardSigmoid) (output_y: DT_FLOAT, DT_FLOAT16)")
+def hard_sigmoid(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """max(0, min(1, alpha * x + beta)), attrs ``alpha`` (default 0.16666666) and ``beta`` (0.5); an int32 x gives
+    float32 (the output's types are float ones)."""
+    x = inputs[0] if inputs[0].is_floating_point() else inputs[0].float()
+    return torch.clamp(x * op.f("alpha", 0.16666666) + op.f("beta", 0.5), 0.0, 1.0)
+
+
+@kernel("HardSwish", dtypes={"DT_FLOAT16", "DT_FLOAT"}, source=f"{RAW_OPS}:61849 REG_OP(HardSwish)")
+def hard_swish(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x * min(max(x + 3, 0), 6) / 6."""
+    x = inputs[0]
+    return x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0

@@ -1,5 +1,5 @@
-"""EX-11, IMPL-4: GE normalisation kernels (CANN semantics): ``LayerNormV4`` with its three outputs and
-``SoftmaxV2`` (declared in CANN's ``nn_norm_ops.h``); batch norm belongs here."""
+"""EX-11, IMPL-4: GE normalisation kernels (CANN semantics): ``LayerNormV4`` with its three outputs, ``SoftmaxV2``
+(declared in CANN's ``nn_norm_ops.h``) and inference batch norm ``BNInfer``."""
 
 from __future__ import annotations
 
@@ -34,3 +34,26 @@ def softmax_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     shifted = work - work.amax(dim=axes, keepdim=True)
     exp = shifted.exp()
     return (exp / exp.sum(dim=axes, keepdim=True)).to(out_dtype)
+
+
+@kernel("BNInfer", dtypes={"DT_FLOAT16", "DT_FLOAT"},
+        source=f"{RAW_OPS}:69668 REG_OP(BNInfer) (scale, offset, mean, variance: DT_FLOAT)")
+def bn_infer(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """Inference batch norm over the channel dim 1 (NCHW, as upstream's converter lays x out):
+    scale * (x - mean) / sqrt(variance + ``epsilon``) + offset, each of scale, offset, mean, variance one value per
+    channel, computed in float32 and returned in x's dtype. ``epsilon`` is required (REQUIRED_ATTR)."""
+    x, scale, offset, mean, variance = inputs[:5]
+    if any(t is None for t in (scale, offset, mean, variance)):
+        raise op.fail("scale, offset, mean and variance are required inputs")
+    if x.dim() < 2:
+        raise op.fail(f"x must have a channel dim 1, got shape {list(x.shape)}")
+    channels = x.shape[1]
+    for name, t in (("scale", scale), ("offset", offset), ("mean", mean), ("variance", variance)):
+        if t.dtype != torch.float32:
+            raise op.fail(f"{name} must be DT_FLOAT (its REG_OP type), got {t.dtype}")
+        if t.numel() != channels:
+            raise op.fail(f"{name} has {t.numel()} values for {channels} channels")
+    view = [1, channels] + [1] * (x.dim() - 2)
+    wide = x.float()
+    y = (wide - mean.reshape(view)) / torch.sqrt(variance.reshape(view) + op.f("epsilon"))
+    return (y * scale.reshape(view) + offset.reshape(view)).to(x.dtype)

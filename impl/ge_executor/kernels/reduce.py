@@ -1,11 +1,12 @@
-"""EX-11, IMPL-4: GE reduction kernels (CANN semantics): ``ReduceSum``, ``ReduceMean``; the axes are an input tensor,
-``keep_dims`` an attr."""
+"""EX-11, IMPL-4: GE reduction kernels (CANN semantics): ``ReduceSum``, ``ReduceMean``, ``ReduceMax``; the axes are
+an input tensor, ``keep_dims`` an attr. And the cumulative sum ``Cumsum`` (axis an input, ``exclusive`` and
+``reverse`` attrs)."""
 
 from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, kernel
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel
 
 
 @kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
@@ -25,3 +26,33 @@ def reduce_mean(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if not axes:
         return x.clone() if op.b("noop_with_empty_axes", True) else x.mean().to(x.dtype)
     return x.mean(dim=axes, keepdim=op.b("keep_dims", False))
+
+
+@kernel("ReduceMax", dtypes=BASIC - {"DT_COMPLEX64", "DT_COMPLEX128"},
+        source=f"{RAW_OPS}:70423 REG_OP(ReduceMax), NumberType() ({METADEF}; complex has no order)")
+def reduce_max(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """Max over ``axes`` (attr ``keep_dims``), in the input's dtype; empty axes: the input itself (no
+    ``noop_with_empty_axes`` in its registration, as ReduceSum). A max over an axis of size 0 has no value; CANN
+    documents none for it, so it is refused rather than invented (torch raises there too)."""
+    x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
+    if not axes:
+        return x.clone()
+    if any(x.shape[a] == 0 for a in axes if -x.dim() <= a < x.dim()):
+        raise op.fail(f"reduces axes {axes} of shape {list(x.shape)}, one of size 0: a max of no element is "
+                      "undefined")
+    return x.amax(dim=axes, keepdim=op.b("keep_dims", False))
+
+
+@kernel("Cumsum", dtypes=BASIC, source=f"{RAW_OPS}:77988 REG_OP(Cumsum), NumberType() ({METADEF})")
+def cumsum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """Running sums of x along the 0-d ``axis`` input, in x's dtype: y[i] = x[0] + ... + x[i]; ``exclusive`` leaves
+    x[i] out (y[0] = 0), ``reverse`` sums from the end."""
+    x = inputs[0]
+    (axis,) = input_ints(inputs[1], op, "axis")
+    if not -max(x.dim(), 1) <= axis < max(x.dim(), 1):
+        raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
+    work = x.flip(axis) if op.b("reverse", False) else x
+    y = torch.cumsum(work, dim=axis, dtype=x.dtype)
+    if op.b("exclusive", False):
+        y = y - work
+    return y.flip(axis) if op.b("reverse", False) else y

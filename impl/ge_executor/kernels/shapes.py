@@ -1,6 +1,6 @@
-"""EX-11, IMPL-4: GE kernels that move or reshape data: reshape, transpose, broadcast, concat, split, pack, shape,
-range and copies. Shape arithmetic with symbolic (-1) sizes is computed at run time through Shape -> Gather -> Pack
--> Reshape, so these kernels read shapes from their input tensors."""
+"""EX-11, IMPL-4: GE kernels that move or reshape data: reshape, transpose, broadcast, concat, split, pack, unpack,
+strided views, triangles, shape, range and copies. Shape arithmetic with symbolic (-1) sizes is computed at run time
+through Shape -> Gather -> Pack -> Reshape, so these kernels read shapes from their input tensors."""
 
 from __future__ import annotations
 
@@ -111,3 +111,70 @@ def unsqueeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     for axis in sorted(a % rank for a in axes):
         x = x.unsqueeze(axis)
     return x.clone()
+
+
+@kernel("Squeeze", dtypes=ALL, source=f"{RAW_OPS}:1611 REG_OP(Squeeze), TensorType::ALL() ({METADEF})")
+def squeeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x without the size-1 dims listed in attr ``axis`` (negative ones counted from the end); an empty ``axis``
+    (the default) removes every size-1 dim. A listed dim whose size is not 1 is an error, as CANN documents for
+    Squeeze ("it is an error to squeeze a dimension that is not 1"), never a silent no-op as torch's squeeze is."""
+    x = inputs[0]
+    axes = op.ints("axis", [])
+    if not axes:
+        return x.reshape([n for n in x.shape if n != 1])
+    picked = set()
+    for axis in axes:
+        if not -x.dim() <= axis < max(x.dim(), 1):
+            raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")
+        picked.add(axis % x.dim() if x.dim() else 0)
+    wrong = [a for a in sorted(picked) if x.dim() and x.shape[a] != 1]
+    if wrong:
+        raise op.fail(f"cannot squeeze dims {wrong} of shape {list(x.shape)}: their size is not 1")
+    return x.reshape([n for k, n in enumerate(x.shape) if k not in picked])
+
+
+@kernel("Fill", dtypes=ALL, checked=1, source=f"{RAW_OPS}:64837 REG_OP(Fill) (value: TensorType listing every type)")
+def fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """A tensor of shape ``dims`` (1-d int input) holding the 0-d input ``value`` everywhere, in value's dtype."""
+    dims = input_ints(inputs[0], op, "dims")
+    value = inputs[1]
+    if value is None or value.numel() != 1:
+        raise op.fail(f"value must hold one element, got {None if value is None else list(value.shape)}")
+    if any(d < 0 for d in dims):
+        raise op.fail(f"dims {dims} has a negative size")
+    return torch.full(dims, value.reshape(()).item(), dtype=value.dtype)
+
+
+@kernel("Unpack", dtypes=BASIC, source=f"{_DYNAMIC}:1134 REG_OP(Unpack), BasicType() ({METADEF})")
+def unpack(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
+    """The ``num`` slices of x along attr ``axis`` (default 0), that dim removed; ``num`` must be its size."""
+    x, axis = inputs[0], op.i("axis", 0)
+    if not -x.dim() <= axis < x.dim() or x.shape[axis] != op.i("num"):
+        raise op.fail(f"num={op.i('num')} slices along axis {axis} of shape {list(x.shape)}")
+    return tuple(piece.contiguous() for piece in torch.unbind(x, dim=axis))
+
+
+@kernel("AsStrided", dtypes=BASIC, source=f"{RAW_OPS}:87194 REG_OP(AsStrided), BasicType() ({METADEF}) (size, "
+                                          "stride, storage_offset: IndexNumberType())")
+def as_strided(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """A ``size`` tensor whose element at index i is x's element number storage_offset + sum(i[k] * stride[k]) in
+    row-major order (x is dense in GE); an element beyond x's is an error."""
+    x = inputs[0]
+    size, stride = input_ints(inputs[1], op, "size"), input_ints(inputs[2], op, "stride")
+    (offset,) = input_ints(inputs[3], op, "storage_offset")
+    if len(size) != len(stride) or min([offset, *size, *stride], default=0) < 0:
+        raise op.fail(f"size {size}, stride {stride}, storage_offset {offset}")
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
+    if last >= x.numel():
+        raise op.fail(f"size {size}, stride {stride} from offset {offset} reach element {last} of {x.numel()}")
+    return torch.as_strided(x.contiguous().reshape(-1), size, stride, offset).contiguous()
+
+
+@kernel("Tril", dtypes=BASIC, source=f"{RAW_OPS}:40665 REG_OP(Tril), BasicType() ({METADEF})")
+def tril(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x with the elements above diagonal ``diagonal`` (attr, default 0; positive: above the main one) of its last
+    two dims set to zero."""
+    x = inputs[0]
+    if x.dim() < 2:
+        raise op.fail(f"x must be at least 2-d, got shape {list(x.shape)}")
+    return torch.tril(x, op.i("diagonal", 0))

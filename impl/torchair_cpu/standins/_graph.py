@@ -7,11 +7,18 @@ output_dtypes, executor_type)`` and ``set_hint_shape(input shapes, output shapes
 graph (an op without a CPU kernel fails there, naming it), ``compile`` has nothing left to do, and ``run`` computes the
 outputs with torch, writing into any assigned output tensor as GE does. Nothing of GE's own compilation (fusion,
 memory planning, NPU kernels) is imitated: results are what CANN's operator semantics give, computed on CPU.
+
+With ``$TORCHAIR_CPU_GE_GRAPHS`` set to a folder, every graph upstream loads is also written there, as the serialized
+``ModelDef`` it handed over (``<sha256>.pb``), before it is checked: what upstream emits, including graphs the
+executor refuses. ``tests/suite/test_conformance_upstream.py`` collects the op types of a whole suite run this way.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -19,7 +26,23 @@ import torch
 from ge_executor import GeExecutorError, Graph, ge_ir, load
 from ge_executor.registry import torch_dtype
 
-__all__ = ["TorchNpuGraphBase"]
+__all__ = ["TorchNpuGraphBase", "GRAPHS_ENV"]
+
+#: the environment variable naming a folder that receives every graph upstream loads
+GRAPHS_ENV = "TORCHAIR_CPU_GE_GRAPHS"
+
+
+def _keep(serialized_model: bytes) -> None:
+    """Write the graph to ``$TORCHAIR_CPU_GE_GRAPHS`` (when set), named by its digest so that repeats are one file."""
+    folder = os.environ.get(GRAPHS_ENV)
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    target = Path(folder) / f"{hashlib.sha256(serialized_model).hexdigest()}.pb"
+    if not target.exists():
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(serialized_model)
+        partial.replace(target)
 
 
 class TorchNpuGraphBase:
@@ -35,6 +58,7 @@ class TorchNpuGraphBase:
     def load(self, serialized_model: bytes, options: Mapping[str, str], input_placements: Sequence[int],
              output_dtypes: Sequence[int], executor_type: int) -> None:
         """Parse and check the ``ModelDef``; ``output_dtypes`` are GE C++ numbers, checked after every run."""
+        _keep(bytes(serialized_model))
         self._graph = load(bytes(serialized_model))
         self.options = dict(options)
         self._output_dtypes = [torch_dtype(ge_ir.cpp_dtype_name(v), f"graph {self.name!r} output dtype {v}")

@@ -30,9 +30,14 @@ from .capture import CapturedGraph, GraphInput
 from .pbtxt import module_stack_text, set_attr
 from .weights import raw_bytes
 
+#: the generated table of the ATen operators upstream TorchAir converts, which of them the reference lowers and which
+#: GE op types the executor runs (``python -m tests.ge_coverage`` writes it; a test keeps it current)
+COVERAGE_DOC = "docs/ge-coverage.md"
+
 
 class UnsupportedOperatorError(TorchairRefError, NotImplementedError):
-    """EX-7: an operator the reference has no GE lowering for; the message names it and the model code calling it."""
+    """EX-7: an operator the reference has no GE lowering for; the message names it, the model code calling it and
+    the coverage table (``COVERAGE_DOC``)."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +179,8 @@ class Builder:
             raise UnsupportedOperatorError(
                 f"dynamo_export: operator {_target_name(node.target)} has no GE lowering in the reference, so the "
                 f"graph cannot be written with GE op types (EX-7); it is called at {where(node)}. Rewrite that code "
-                "with supported operators or add a lowering to torchair_ref.export.lowering.")
+                f"with supported operators (the ATen operators upstream converts and which the reference lowers: "
+                f"{COVERAGE_DOC}) or add a lowering to torchair_ref.export.lowering.")
         pytree = _torch.pytree()
         args = pytree.tree_map(self._arg, node.args)
         kwargs = pytree.tree_map(self._arg, dict(node.kwargs))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -34,8 +35,8 @@ def cache_compile(
     """CC-1..CC-6: validate eagerly and return a callable that loads or compiles on its first call."""
     from torchair_ref.config import CompilerConfig
 
-    if kwargs:
-        raise TypeError(f"cache_compile() got unexpected keyword arguments {sorted(kwargs)}")
+    for name in sorted(kwargs):
+        _warn_ignored(name, kwargs[name])
     config = _resolve_config(config, backend, CompilerConfig)
     if not isinstance(func, types.MethodType):
         raise ValueError(f"Only method can be cached now, got {func}")
@@ -71,6 +72,17 @@ def cache_compile(
         decompositions=custom_decompositions or {},
         ge_cache=ge_cache,
     )
+
+
+def _warn_ignored(name: str, value: Any) -> None:
+    """CC-1: an extra keyword argument is accepted and ignored, as upstream's `**kwargs` are (vLLM-Ascend's TorchAir
+    model runner passes `fullgraph=`); a warning, also on the logger, names it."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    message = (f"cache_compile() ignores the keyword argument {name}={shown}: it is not an option of cache_compile "
+               "(TorchAir accepts and ignores extra keywords; the method is always traced whole, fullgraph=True)")
+    warnings.warn(message, UserWarning, stacklevel=3)
+    logger.warning(message)
 
 
 def _resolve_config(config: Any, backend: Any, config_type: type) -> Any:

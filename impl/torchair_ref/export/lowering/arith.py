@@ -1,8 +1,9 @@
 """EX-7 lowerings of arithmetic, matrix products, activations, normalisation and casts.
 
-Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (``add.py``, ``mul.py``,
-``addmm.py``, ``mm.py``, ``gelu.py``, ``native_layer_norm.py``, ``mean.py``, ``pow.py``, ``_to_copy.py``,
-``prims/convert_element_type.py``, ``builtin_converters.py``): operands are promoted to the output dtype first (a
+Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (``add.py``, ``sub.py``,
+``mul.py``, ``div.py``, ``minimum.py``, ``addmm.py``, ``mm.py``, ``bmm.py``, ``gelu.py``, ``native_layer_norm.py``,
+``mean.py``, ``pow.py``, ``_to_copy.py``, ``prims/convert_element_type.py``, ``builtin_converters.py``; the
+one-op element-wise ones are listed in ``TABLE`` with theirs): operands are promoted to the output dtype first (a
 ``Cast``, or a 0-d ``Const`` for a Python number), as upstream's ``dtype_promote`` does. Where upstream casts an
 op's result to the dtype it already has, no ``Cast`` is written. One departure: ``gelu`` (see ``gelu``).
 """
@@ -38,10 +39,49 @@ def add(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Value:
     return _binary("Add")(b, node, x, y)
 
 
-def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
-    """``mul.Tensor`` -> ``Mul`` (``Muls`` with attr ``value`` for a float16/bfloat16 tensor times a number)."""
+def sub(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Value:
+    """``sub.Tensor`` -> ``Sub`` of the operands in the output dtype; ``alpha != 1`` first multiplies y by a
+    ``Const`` alpha of y's dtype (``Mul``), as sub.py:14-22 does."""
+    if alpha != 1:
+        y = b.one("Mul", [("x1", y), ("x2", b.const(alpha, y.dtype))], y.dtype, y.shape) if isinstance(y, Value) \
+            else y * alpha
+    return _binary("Sub")(b, node, x, y)
+
+
+def div(b: Builder, node: Any, x: Any, y: Any) -> Value:
+    """``div.Tensor`` -> ``RealDiv`` of the operands in the output dtype (div.py:15-18): true division, integer
+    operands having been promoted to the float output dtype."""
+    return _binary("RealDiv")(b, node, x, y)
+
+
+def minimum(b: Builder, node: Any, x: Value, y: Value) -> Value:
+    """``minimum`` -> ``Minimum`` in the output dtype (minimum.py:19-28): ``Mul`` for bool (logical and); uint8
+    and int16, which ``Minimum``'s registration lacks, computed in int32 and cast back."""
     dtype, shape = out(node)
-    if isinstance(x, Value) and not isinstance(y, Value) and x.dtype in _HALF:
+    if dtype == torch.bool:
+        return b.one("Mul", [("x1", x), ("x2", y)], dtype, shape)
+    compute = torch.int32 if dtype in (torch.uint8, torch.int16) else dtype
+    result = b.one("Minimum", [("x1", b.promote(x, compute)), ("x2", b.promote(y, compute))], compute, shape)
+    return b.cast(result, dtype)
+
+
+def abs_(b: Builder, node: Any, x: Value) -> Value:
+    """``abs`` -> ``Abs``; a uint8 tensor is its own absolute value (abs.py:10-14)."""
+    if x.dtype == torch.uint8:
+        return x
+    dtype, shape = out(node)
+    return b.one("Abs", [("x", x)], dtype, shape)
+
+
+def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
+    """``mul.Tensor`` -> ``Mul`` (``Muls`` with attr ``value`` for a float16 tensor times a number), mul.py:29-44.
+
+    Departure: upstream writes ``Muls`` for a bfloat16 tensor times a number too (mul.py:35), but ``Muls``'s
+    registration in the same wheel has no DT_BF16 (auto_generated_ge_raw_ops.py:15375; later CANN releases add it,
+    ops-math ``muls_proto.h``), so the reference writes ``Mul`` by a bfloat16 ``Const`` there, which every
+    registration of ``Mul`` takes."""
+    dtype, shape = out(node)
+    if isinstance(x, Value) and not isinstance(y, Value) and x.dtype == torch.float16:
         return b.cast(b.one("Muls", [("x", x)], x.dtype, shape, {"value": float(y)}), dtype)
     both_bool = isinstance(x, Value) and isinstance(y, Value) and x.dtype == y.dtype == torch.bool
     compute = torch.uint8 if both_bool else dtype
@@ -82,10 +122,20 @@ def mm(b: Builder, node: Any, x1: Value, x2: Value) -> Value:
                  {"transpose_x1": False, "transpose_x2": False})
 
 
-def _unary(ge_type: str, **attrs: Any) -> Any:
+def bmm(b: Builder, node: Any, x1: Value, x2: Value) -> Value:
+    """``bmm`` -> ``BatchMatMul(x1, x2)`` in the output dtype, attrs ``adj_x1``/``adj_x2`` false (bmm.py:10-15;
+    int8 refused there too)."""
+    if torch.int8 in (x1.dtype, x2.dtype):
+        raise unsupported(node, "of int8 tensors")
+    dtype, shape = out(node)
+    return b.one("BatchMatMul", [("x1", b.promote(x1, dtype)), ("x2", b.promote(x2, dtype))], dtype, shape,
+                 {"adj_x1": False, "adj_x2": False})
+
+
+def _unary(ge_type: str, *, promote: bool = False, **attrs: Any) -> Any:
     def lower(b: Builder, node: Any, x: Value, **_ignored: Any) -> Value:
         dtype, shape = out(node)
-        return b.one(ge_type, [("x", x)], dtype, shape, dict(attrs))
+        return b.one(ge_type, [("x", b.promote(x, dtype) if promote else x)], dtype, shape, dict(attrs))
 
     return lower
 
@@ -146,7 +196,22 @@ def convert_element_type(b: Builder, node: Any, x: Value, dtype: Any) -> Value:
 
 TABLE = {
     aten.add.Tensor: add,
+    aten.sub.Tensor: sub,  # sub.py:14
     aten.mul.Tensor: mul,
+    aten.div.Tensor: div,  # div.py:15
+    aten.minimum.default: minimum,  # minimum.py:19
+    aten.abs.default: abs_,  # abs.py:10
+    aten.log.default: _unary("Log", base=-1.0, scale=1.0, shift=0.0),  # log.py:10; the attrs are REG_OP's defaults
+    aten.cos.default: _unary("Cos"),  # cos.py:11
+    aten.sin.default: _unary("Sin"),  # sin.py:11
+    aten.hardsigmoid.default: _unary("HardSigmoid", alpha=0.16666666, beta=0.5),  # hardsigmoid.py:26, defaults
+    aten.hardswish.default: _unary("HardSwish"),  # hardswish.py:26
+    aten.bmm.default: bmm,  # bmm.py:10
+    # exp.py:6-10 casts a bool x to the output dtype; the reference casts any x of another dtype (an int x too,
+    # which Exp's registration, UnaryDataType, does not take)
+    aten.exp.default: _unary("Exp", promote=True, base=-1.0, scale=1.0, shift=0.0),
+    aten.sqrt.default: _unary("Sqrt", promote=True),  # sqrt.py:13-16: x promoted to the output dtype
+    aten.maximum.default: _binary("Maximum"),  # maximum.py:6
     aten.addmm.default: addmm,
     aten.mm.default: mm,
     aten.relu.default: _unary("Relu"),
@@ -166,4 +231,6 @@ TABLE = {
     operator.add: _binary("Add"),
     operator.sub: _binary("Sub"),
     operator.mul: _binary("Mul"),
+    operator.floordiv: _binary("FloorDiv"),  # builtin_converters.py:27-34: symbolic sizes (funcol's split sizes)
+    operator.truediv: _binary("Div"),  # builtin_converters.py:37-44
 }

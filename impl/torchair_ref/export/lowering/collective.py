@@ -1,18 +1,25 @@
-"""EX-4/EX-7 lowerings of collectives and of CPU attention.
+"""EX-4/EX-7 lowerings of c10d's functional collectives, after the wheel's
+``ge_converter/c10d_functional/c10d_functional.py`` (torch >= 2.3 branch, lines 97-153):
 
-Collectives follow the wheel's ``ge_converter/c10d_functional/c10d_functional.py``: ``all_reduce`` ->
-``HcomAllReduce`` (attrs ``reduction``, ``group``, ``fusion`` 0, ``fusion_id`` -1), ``wait_tensor`` -> ``Identity``.
+- ``all_reduce`` -> ``HcomAllReduce`` (attrs ``reduction``, ``group``, ``fusion`` 0, ``fusion_id`` -1);
+- ``all_gather_into_tensor`` -> ``HcomAllGather`` (``rank_size``, ``group``, ``fusion`` 0, ``fusion_id`` -1), the
+  ranks' tensors concatenated along dim 0;
+- ``reduce_scatter_tensor`` -> ``HcomReduceScatter`` (``reduction``, ``group``, ``rank_size``, ``fusion`` 0,
+  ``fusion_id`` -1), dim 0 reduced and split among the ranks;
+- ``all_to_all_single`` -> ``HcomAllToAllV(send_data, send_counts, send_displacements, recv_counts,
+  recv_displacements)`` (``group``): upstream decomposes it (``_utils/__init__.py:472-476``, lines 170-179 there)
+  into ``npu_define.all_to_all_single_npu``, whose converter writes the counts and displacements in elements as int64
+  constants (``ge_converter/experimental/hcom_alltoall.py:81-122`` and ``_all_to_all_single``, 125-154); off an NPU
+  it takes ``HcomAllToAllV`` even for equal splits (``HcomAllToAll`` only with CANN 8.2.RC1 or later on a device);
+- ``wait_tensor`` -> ``Identity``.
 
-``_scaled_dot_product_flash_attention_for_cpu`` is what SDPA becomes when traced on CPU; upstream has no converter
-for it (its export of a model with attention fails there), so the reference writes the math form with GE ops:
-``BatchMatMulV2(q, k, adj_x2)``, ``Mul`` by the scale, ``Add`` of a causal mask ``Const`` (-inf above the diagonal),
-``SoftmaxV2`` over the last axis and ``BatchMatMulV2`` with ``v``. With symbolic sequence lengths the mask is built
-in the graph: ``MaskedFill`` of -inf where ``Greater(Range(S) as a row, Range(L) as a column)``.
+``group`` is the c10d group name of the traced call (what ``_c10d_functional`` passes); upstream writes the HCCL
+communicator's name on an NPU and ``tag=<tag>;rank_list=<ranks>`` on CPU (``hcom_utils.py:7-20``). Either names the
+process group the GE executor runs the collective in.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -20,69 +27,87 @@ import torch
 from ..ge_build import Builder, Value
 from .common import out, unsupported
 
+_c10d = torch.ops._c10d_functional
 _REDUCTIONS = {"sum": "sum", "min": "min", "max": "max", "product": "prod"}
 
 
-def all_reduce(b: Builder, node: Any, x: Value, reduce_op: str, group_name: str) -> Value:
-    """``_c10d_functional.all_reduce`` -> ``HcomAllReduce``."""
+def _reduction(node: Any, reduce_op: str) -> str:
     if reduce_op.lower() not in _REDUCTIONS:
-        raise unsupported(node, f"with reduce_op={reduce_op!r}")
+        raise unsupported(node, f"with reduce_op={reduce_op!r} (HCCL: {sorted(_REDUCTIONS)})")
+    return _REDUCTIONS[reduce_op.lower()]
+
+
+def all_reduce(b: Builder, node: Any, x: Value, reduce_op: str, group_name: str) -> Value:
+    """``_c10d_functional.all_reduce`` -> ``HcomAllReduce`` (c10d_functional.py:106-119)."""
     dtype, shape = out(node)
     return b.one("HcomAllReduce", [("x", x)], dtype, shape,
-                 {"reduction": _REDUCTIONS[reduce_op.lower()], "group": group_name, "fusion": 0, "fusion_id": -1})
+                 {"reduction": _reduction(node, reduce_op), "group": group_name, "fusion": 0, "fusion_id": -1})
+
+
+def all_gather_into_tensor(b: Builder, node: Any, x: Value, group_size: int, group_name: str) -> Value:
+    """``_c10d_functional.all_gather_into_tensor`` -> ``HcomAllGather`` (c10d_functional.py:121-134)."""
+    dtype, shape = out(node)
+    return b.one("HcomAllGather", [("x", x)], dtype, shape,
+                 {"rank_size": group_size, "group": group_name, "fusion": 0, "fusion_id": -1})
+
+
+def reduce_scatter_tensor(b: Builder, node: Any, x: Value, reduce_op: str, group_size: int,
+                          group_name: str) -> Value:
+    """``_c10d_functional.reduce_scatter_tensor`` -> ``HcomReduceScatter`` (c10d_functional.py:136-153)."""
+    dtype, shape = out(node)
+    return b.one("HcomReduceScatter", [("x", x)], dtype, shape,
+                 {"reduction": _reduction(node, reduce_op), "group": group_name, "rank_size": group_size,
+                  "fusion": 0, "fusion_id": -1})
+
+
+def all_to_all_single(b: Builder, node: Any, x: Value, output_split_sizes: list[Any], input_split_sizes: list[Any],
+                      group_name: str) -> Value:
+    """``_c10d_functional.all_to_all_single`` -> ``HcomAllToAllV``: rank k is sent ``input_split_sizes[k]`` rows
+    and ``output_split_sizes[k]`` rows are received from it, counted in elements (rows times the elements of one
+    row), displacements the running sums of the counts (hcom_alltoall.py:125-154, 110-120). Symbolic split sizes
+    (``dynamic=True``) are computed in the graph (``Mul``, ``Add``, ``Pack``); a symbolic row size is refused."""
+    dtype, shape = out(node)
+    if -1 in x.shape[1:]:
+        raise unsupported(node, "with a symbolic row size (the dims after the first)")
+    row = 1
+    for n in x.shape[1:]:
+        row *= n
+    send = [_times(b, s, row) for s in input_split_sizes]
+    recv = [_times(b, s, row) for s in output_split_sizes]
+    operands = [b.int_list(v) for v in (send, _offsets(b, send), recv, _offsets(b, recv))]
+    names = ("send_counts", "send_displacements", "recv_counts", "recv_displacements")
+    return b.one("HcomAllToAllV", [("send_data", x), *zip(names, operands)], dtype, shape, {"group": group_name})
+
+
+def _times(b: Builder, size: Any, row: int) -> Any:
+    if not isinstance(size, Value):
+        return int(size) * row
+    return b.one("Mul", [("x1", b.cast(size, torch.int64)), ("x2", b.const(row, torch.int64))], torch.int64, ())
+
+
+def _offsets(b: Builder, counts: list[Any]) -> list[Any]:
+    """0, c0, c0 + c1, ...: Python ints while the counts are known, ``Add`` ops from the first symbolic one."""
+    found, total = [], 0
+    for count in counts:
+        found.append(total)
+        if isinstance(total, Value) or isinstance(count, Value):
+            total = b.one("Add", [("x1", b.promote(total, torch.int64)), ("x2", b.promote(count, torch.int64))],
+                          torch.int64, ())
+        else:
+            total += count
+    return found
 
 
 def wait_tensor(b: Builder, node: Any, x: Value) -> Value:
-    """``_c10d_functional.wait_tensor`` -> ``Identity``."""
+    """``_c10d_functional.wait_tensor`` -> ``Identity`` (c10d_functional.py:98-104)."""
     dtype, shape = out(node)
     return b.one("Identity", [("x", x)], dtype, shape)
 
 
-def _batch_matmul(b: Builder, x1: Value, x2: Value, adj_x2: bool, shape: tuple[int, ...]) -> Value:
-    return b.one("BatchMatMulV2", [("x1", x1), ("x2", x2), ("bias", None), ("offset_w", None)], x1.dtype, shape,
-                 {"adj_x1": False, "adj_x2": adj_x2, "offset_x": 0})
-
-
-def attention(b: Builder, node: Any, q: Value, k: Value, v: Value, dropout_p: float = 0.0, is_causal: bool = False,
-              *, attn_mask: Any = None, scale: Any = None) -> list[Value]:
-    """CPU SDPA -> softmax(q @ k^T * scale + causal mask) @ v with GE ops (see the module docstring)."""
-    if dropout_p or attn_mask is not None:
-        raise unsupported(node, "with dropout or an attention mask")
-    length, source = q.shape[-2], k.shape[-2]
-    scores_shape = (*q.shape[:-1], source)
-    scores = _batch_matmul(b, q, k, True, scores_shape)
-    factor = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    scores = b.one("Mul", [("x1", scores), ("x2", b.const(factor, q.dtype))], q.dtype, scores_shape)
-    if is_causal and -1 in (length, source):
-        mask = _causal_mask(b, q, k)
-        scores = b.one("MaskedFill", [("x", scores), ("mask", mask), ("value", b.const(float("-inf"), q.dtype))],
-                       q.dtype, scores_shape)
-    elif is_causal:
-        mask = torch.full((length, source), float("-inf")).triu(1)
-        scores = b.one("Add", [("x1", scores), ("x2", b.const(mask, q.dtype))], q.dtype, scores_shape)
-    probs = b.one("SoftmaxV2", [("x", scores)], q.dtype, scores_shape, {"axes": [-1], "half_to_float": False})
-    dtype, shape = out(node, 0)
-    return [_batch_matmul(b, probs, v, False, shape)]
-
-
-def _causal_mask(b: Builder, q: Value, k: Value) -> Value:
-    """True above the diagonal of the (L, S) score matrix: column index > row index, from the runtime lengths."""
-    def positions(x: Value, axes: list[int]) -> Value:
-        shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
-        size = b.one("Gather", [("x", shape), ("indices", b.const(x.rank - 2, torch.int64))], torch.int64, (),
-                     {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False,
-                      "negative_index_support": False})
-        span = b.one("Range", [("start", b.const(0, torch.int64)), ("limit", size), ("delta", b.const(1, torch.int64))],
-                     torch.int64, (x.shape[-2],))
-        dims = (x.shape[-2], 1) if axes == [1] else (1, x.shape[-2])
-        return b.one("Unsqueeze", [("x", span)], torch.int64, dims, {"axes": axes})
-
-    rows, cols = positions(q, [1]), positions(k, [0])
-    return b.one("Greater", [("x1", cols), ("x2", rows)], torch.bool, (q.shape[-2], k.shape[-2]))
-
-
 TABLE = {
-    torch.ops._c10d_functional.all_reduce.default: all_reduce,
-    torch.ops._c10d_functional.wait_tensor.default: wait_tensor,
-    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default: attention,
+    _c10d.all_reduce.default: all_reduce,
+    _c10d.all_gather_into_tensor.default: all_gather_into_tensor,
+    _c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,
+    _c10d.all_to_all_single.default: all_to_all_single,
+    _c10d.wait_tensor.default: wait_tensor,
 }

@@ -1,8 +1,10 @@
 """EX-7 lowerings of shape, layout and indexing operators, and of symbolic sizes.
 
 Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (``view.py``, ``_unsafe_view.py``,
-``t.py``, ``transpose.py``, ``unsqueeze.py``, ``expand.py``, ``slice.py``, ``split.py``, ``cat.py``,
-``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``). Shape and index operands are
+``alias.py``, ``t.py``, ``transpose.py``, ``permute.py``, ``unsqueeze.py``, ``squeeze.py``, ``expand.py``,
+``slice.py``, ``split.py``, ``unbind.py``, ``cat.py``, ``stack.py``, ``as_strided.py``, ``tril.py``,
+``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``; lines cited per function where
+the converter does more than one op). Shape and index operands are
 int64 (GE's index type; ``split``'s axis is int32 as upstream writes it); a list that holds a symbolic size is a
 ``Pack``.
 """
@@ -32,6 +34,13 @@ def _transpose(b: Builder, node: Any, x: Value, perm: list[int]) -> Value:
     return b.one("Transpose", [("x", x), ("perm", b.const(perm, torch.int64))], dtype, shape)
 
 
+def alias(b: Builder, node: Any, x: Value) -> Value:
+    """``alias`` -> ``Reshape(x, Cast(Shape(x), int64))`` (alias.py:6-10; ``Shape`` in its default int32)."""
+    dtype, shape = out(node)
+    dims = b.cast(b.one("Shape", [("x", x)], torch.int32, (x.rank,), {"dtype": 3}), torch.int64)
+    return b.one("Reshape", [("x", x), ("shape", dims)], dtype, shape, {"axis": 0, "num_axes": -1})
+
+
 def t(b: Builder, node: Any, x: Value) -> Value:
     """``t`` -> ``Transpose(x, perm [1, 0])``; ``Identity`` below rank 2."""
     if x.rank < 2:
@@ -45,6 +54,28 @@ def transpose(b: Builder, node: Any, x: Value, dim0: int, dim1: int) -> Value:
     perm = list(range(x.rank))
     perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
     return _transpose(b, node, x, perm)
+
+
+def permute(b: Builder, node: Any, x: Value, dims: list[int]) -> Value:
+    """``permute`` -> ``Transpose(x, perm)``; when the permutation only moves size-1 dims, ``Squeeze`` (every
+    size-1 dim) then ``Unsqueeze`` where the output has them (permute.py:17-36; a symbolic dim counts as not 1)."""
+    dtype, shape = out(node)
+    dims = [d + len(dims) if d < 0 else d for d in dims]
+    ones = [k for k, n in enumerate(x.shape) if n == 1]
+    kept = [k for k, n in enumerate(x.shape) if n != 1]
+    if kept == [d for d in dims if d not in ones]:
+        squeezed = b.one("Squeeze", [("x", x)], dtype, tuple(n for n in x.shape if n != 1), {"axis": []})
+        return b.one("Unsqueeze", [("x", squeezed)], dtype, shape, {"axes": [k for k, n in enumerate(shape) if n == 1]})
+    return _transpose(b, node, x, dims)
+
+
+def squeeze_dim(b: Builder, node: Any, x: Value, dim: int) -> Value:
+    """``squeeze.dim`` -> ``Squeeze`` (attr ``axis`` [dim]) of a static size-1 dim, else ``Identity`` (squeeze.py:44-52:
+    torch leaves a dim of another size, or a symbolic one, in place)."""
+    dtype, shape = out(node)
+    if x.shape[dim] == 1:
+        return b.one("Squeeze", [("x", x)], dtype, shape, {"axis": [dim]})
+    return b.one("Identity", [("x", x)], dtype, shape)
 
 
 def unsqueeze(b: Builder, node: Any, x: Value, dim: int) -> Value:
@@ -85,13 +116,61 @@ def slice_(b: Builder, node: Any, x: Value, dim: int = 0, start: Any = None, end
 
 def split(b: Builder, node: Any, x: Value, split_size: Any, dim: int = 0) -> list[Value]:
     """``split.Tensor`` -> ``SplitV(x, size_splits, split_dim)``, attr ``num_split``; the last size is -1 (the
-    rest), as upstream writes it."""
+    rest), as upstream writes it (split.py:6-18); a symbolic split size makes ``size_splits`` a ``Pack``."""
     outputs = [out(node, k) for k in range(len(node.meta["val"]))]
-    if isinstance(split_size, Value):
-        raise unsupported(node, "with a symbolic split size")
-    sizes = [int(split_size)] * (len(outputs) - 1) + [-1]
-    return b.op("SplitV", [("x", x), ("size_splits", b.const(sizes, torch.int64)),
-                           ("split_dim", b.const(dim, torch.int32))], outputs, {"num_split": len(outputs)})
+    if not isinstance(split_size, Value):
+        split_size = int(split_size)
+    sizes = b.int_list([split_size] * (len(outputs) - 1) + [-1])
+    return b.op("SplitV", [("x", x), ("size_splits", sizes), ("split_dim", b.const(dim, torch.int32))], outputs,
+                {"num_split": len(outputs)})
+
+
+def unbind(b: Builder, node: Any, x: Value, dim: int = 0) -> list[Value]:
+    """``unbind.int`` -> ``Unpack``, attrs ``num`` (the number of outputs) and ``axis`` (unbind.py:6-9)."""
+    outputs = [out(node, k) for k in range(len(node.meta["val"]))]
+    return b.op("Unpack", [("x", x)], outputs, {"num": len(outputs), "axis": dim})
+
+
+def stack(b: Builder, node: Any, tensors: list[Value], dim: int = 0) -> Value:
+    """``stack`` -> ``Pack(x..., N, axis)`` (stack.py:12-14); inputs promoted to the output dtype."""
+    dtype, shape = out(node)
+    inputs = [(f"x{k}", b.promote(v, dtype)) for k, v in enumerate(tensors)]
+    return b.one("Pack", inputs, dtype, shape, {"N": len(inputs), "axis": dim})
+
+
+def as_strided(b: Builder, node: Any, x: Value, size: list[int], stride: list[int],
+               storage_offset: Any = None) -> Value:
+    """``as_strided`` -> ``AsStrided(x, size, stride, storage_offset)`` over x's elements in row-major order; with a
+    last stride of 256 or more, ``AsStrided`` with the dims ordered by decreasing stride and a ``Transpose`` back
+    (as_strided.py:18-56). GE's tensors are dense and row-major, so the strides address x's storage only when x
+    was contiguous at trace time: any other x is refused."""
+    source = node.args[0].meta.get("val")
+    if not (source.is_contiguous() and source.storage_offset() == 0):
+        raise unsupported(node, "of a tensor that is not contiguous from offset 0 at trace time (GE tensors are dense)")
+    dtype, shape = out(node)
+    offset = b.promote(0 if storage_offset is None else storage_offset, torch.int64)
+    if any(isinstance(v, Value) for v in [*size, *stride]) or stride[-1] < 256:
+        return b.one("AsStrided", [("x", x), ("size", b.int_list(size)), ("stride", b.int_list(stride)),
+                                   ("storage_offset", offset)], dtype, shape)
+    order = sorted({(stride[k], (k, size[k])) for k in range(len(stride))}, reverse=True)
+    shape_sorted = [item[1][1] for item in order]
+    strided = b.one("AsStrided", [("x", x), ("size", b.int_list(shape_sorted)),
+                                  ("stride", b.int_list([item[0] for item in order])), ("storage_offset", offset)],
+                    dtype, tuple(shape_sorted))
+    perm = [0] * len(order)
+    for k, item in enumerate(order):
+        perm[item[1][0]] = k
+    return b.one("Transpose", [("x", strided), ("perm", b.const(perm, torch.int64))], dtype, shape)
+
+
+def tril(b: Builder, node: Any, x: Value, diagonal: int = 0) -> Value:
+    """``tril`` -> ``Tril``, attr ``diagonal`` (tril.py:18-20). Departure: a bool x (a causal mask built with
+    ``torch.tril(torch.ones(..., dtype=bool))``) is computed as uint8 and cast back, since ``Tril``'s registration
+    takes ``BasicType()``, which has no bool (auto_generated_ge_raw_ops.py:40665); upstream passes it as it is."""
+    dtype, shape = out(node)
+    compute = torch.uint8 if dtype == torch.bool else dtype
+    y = b.one("Tril", [("x", b.cast(x, compute))], compute, shape, {"diagonal": diagonal})
+    return b.cast(y, dtype)
 
 
 def cat(b: Builder, node: Any, tensors: list[Value], dim: int = 0) -> Value:
@@ -150,7 +229,14 @@ def sym_size(b: Builder, node: Any, x: Value, dim: int) -> Any:
 TABLE = {
     aten.view.default: reshape,
     aten._unsafe_view.default: reshape,
+    aten.alias.default: alias,
     aten.t.default: t,
+    aten.permute.default: permute,
+    aten.squeeze.dim: squeeze_dim,
+    aten.unbind.int: unbind,
+    aten.stack.default: stack,
+    aten.as_strided.default: as_strided,
+    aten.tril.default: tril,
     aten.transpose.int: transpose,
     aten.unsqueeze.default: unsqueeze,
     aten.expand.default: expand,

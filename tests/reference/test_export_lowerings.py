@@ -1,0 +1,115 @@
+"""EX-7/EX-11 for the reference's lowerings, operator by operator (``tests/reference/export/lowering_cases.py``):
+each small model exports with GE op types only, its graph holds the GE ops upstream's converter writes for the
+operator, and the graph run on the GE executor gives the model's eager outputs (dtype and shape exactly, values
+within float32 rounding). Attrs upstream writes are checked where the lowering sets them (Conv2D, max pooling,
+select, IndexByTensor, SoftmaxV2, HardSigmoid, Cumsum); refusals name the operator, the reason and the coverage
+table."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import ge_executor
+from tests.reference.export import checks
+from tests.reference.export.lowering_cases import REFUSED, Case, cases
+from torchair_ref.export import dynamo_export
+from torchair_ref.export.ge_build import UnsupportedOperatorError
+
+CASES = {case.name: case for case in cases()}
+
+
+def _export(tmp_path, case: Case):
+    torch._dynamo.reset()
+    dynamo_export(*case.inputs, model=case.model.eval(), export_path=str(tmp_path), dynamic=case.dynamic)
+    return checks.load_air(tmp_path / "export.air").graph[0]
+
+
+def _flat(value) -> list[torch.Tensor]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_lowering_writes_upstreams_ge_ops_and_computes_the_model(tmp_path, name):
+    case = CASES[name]
+    graph = _export(tmp_path, case)
+    types = set(checks.op_counts(graph))
+    assert case.ge_types <= types, f"{name}: expected GE ops {sorted(case.ge_types - types)} in {sorted(types)}"
+    aten = sorted(t for t in types if "." in t or t.startswith(("aten", "prims")))
+    assert not aten, f"{name}: op types that are operator names: {aten}"
+    with torch.no_grad():
+        want = _flat(case.model(*case.inputs))
+    got = ge_executor.load(graph, weights_dir=tmp_path).run([t for t in case.inputs if isinstance(t, torch.Tensor)])
+    assert len(got) == len(want), f"{name}: {len(got)} outputs, eager has {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), f"{name} output {k}: {g.dtype} {g.shape}, eager {w.dtype} " \
+                                                         f"{w.shape}"
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5, equal_nan=True, msg=f"{name} output {k}")
+
+
+def _op(graph, op_type):
+    found = checks.ops_of(graph, op_type)
+    assert len(found) == 1, f"{op_type}: {len(found)} ops in {dict(checks.op_counts(graph))}"
+    return found[0]
+
+
+def test_conv2d_attrs_and_nchw_layouts(tmp_path):
+    """convolution.py:20-31: strides/dilations [1, 1, h, w], pads [ph, ph, pw, pw], groups, data_format NCHW,
+    offset_x 0; x, filter, bias and y described in layout NCHW (specific_op_input_layout)."""
+    op = _op(_export(tmp_path, CASES["conv2d"]), "Conv2D")
+    attrs = {k: list(op.attr[k].list.i) for k in ("strides", "pads", "dilations")}
+    assert attrs == {"strides": [1, 1, 2, 2], "pads": [1, 1, 1, 1], "dilations": [1, 1, 1, 1]}, attrs
+    assert (op.attr["groups"].i, op.attr["data_format"].s, op.attr["offset_x"].i) == (2, b"NCHW", 0)
+    assert [d.layout for d in op.input_desc] == ["NCHW", "NCHW", "NCHW", ""] and op.output_desc[0].layout == "NCHW"
+
+
+def test_max_pool_attrs_in_the_four_entry_form(tmp_path):
+    """max_pool2d_with_indices.py:47-62: ksize, strides, pads, dilation as [1, h, w, 1]; dtype 3; ceil_mode."""
+    op = _op(_export(tmp_path, CASES["max-pool"]), "MaxPoolWithArgmaxV1")
+    attrs = {k: list(op.attr[k].list.i) for k in ("ksize", "strides", "pads", "dilation")}
+    assert attrs == {"ksize": [1, 3, 3, 1], "strides": [1, 2, 2, 1], "pads": [1, 1, 1, 1], "dilation": [1, 1, 1, 1]}
+    assert (op.attr["dtype"].i, op.attr["ceil_mode"].b) == (3, False)
+
+
+def test_select_counts_negative_indices_from_the_end(tmp_path):
+    """select.py:17-20: GatherV2 with negative_index_support true, axis [dim]."""
+    ops = checks.ops_of(_export(tmp_path, CASES["select"]), "GatherV2")
+    assert ops and all(op.attr["negative_index_support"].b for op in ops), ops
+
+
+def test_index_by_tensor_mask_and_softmax_axes(tmp_path):
+    """index.py:5-9 (indices_mask: 1 per indexed dim) and _softmax.py:11-17 (axes [dim], half_to_float)."""
+    assert list(_op(_export(tmp_path / "i", CASES["index"]), "IndexByTensor").attr["indices_mask"].list.i) == [1]
+    softmax = checks.ops_of(_export(tmp_path / "s", CASES["softmax"]), "SoftmaxV2")
+    assert sorted(list(op.attr["axes"].list.i) for op in softmax) == [[-1], [0]]
+    assert not any(op.attr["half_to_float"].b for op in softmax)
+
+
+def test_default_attrs_upstream_writes(tmp_path):
+    """The generated GE op builders write every attr, defaults included: HardSigmoid's alpha and beta, Cumsum's
+    exclusive and reverse, Log's base/scale/shift."""
+    graph = _export(tmp_path / "h", CASES["hard-activations"])
+    hard = _op(graph, "HardSigmoid")
+    assert (round(hard.attr["alpha"].f, 6), hard.attr["beta"].f) == (0.166667, 0.5)
+    cumsum = _op(_export(tmp_path / "c", CASES["cumsum"]), "Cumsum")
+    assert (cumsum.attr["exclusive"].b, cumsum.attr["reverse"].b) == (False, False) and "exclusive" in cumsum.attr
+    log = _op(_export(tmp_path / "l", CASES["unary-math"]), "Log")
+    assert (log.attr["base"].f, log.attr["scale"].f, log.attr["shift"].f) == (-1.0, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("name,model,inputs,why", REFUSED, ids=[r[0] for r in REFUSED])
+def test_a_refusal_names_the_operator_the_reason_and_the_coverage_table(tmp_path, name, model, inputs, why):
+    torch._dynamo.reset()
+    with pytest.raises(UnsupportedOperatorError, match=why) as caught:
+        dynamo_export(*inputs, model=model.eval(), export_path=str(tmp_path))
+    assert "aten." in str(caught.value) and "docs/ge-coverage.md" in str(caught.value), str(caught.value)
+
+
+def test_an_operator_without_a_lowering_points_to_the_coverage_table(tmp_path):
+    """EX-7: the refusal names the operator and the table of what upstream converts and the reference lowers."""
+    torch._dynamo.reset()
+    from tests.reference.export.lowering_cases import Fn, X
+
+    with pytest.raises(UnsupportedOperatorError, match=r"aten\.erfinv\.default has no GE lowering") as caught:
+        dynamo_export(X.clamp(-0.5, 0.5), model=Fn(lambda m, x: torch.erfinv(x)), export_path=str(tmp_path))
+    assert "docs/ge-coverage.md" in str(caught.value)
