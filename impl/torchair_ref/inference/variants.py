@@ -15,7 +15,7 @@ from typing import Any
 
 from torchair_ref.errors import BrokenCacheError
 
-#: the most variants a file keeps (`torch._dynamo.config.recompile_limit`'s default)
+#: the most variants a file keeps (Dynamo's default recompile limit)
 LIMIT = 8
 _KERNEL_FILE = re.compile(r"^[0-9a-f]{40}\.so$")
 
