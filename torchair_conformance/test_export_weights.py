@@ -35,7 +35,7 @@ def _graph(path):
 def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dynamic, dtype, data):
     """EX-6: far below the real threshold every weight is a Const holding its bytes and no weight file exists."""
     spec = data.draw(cst.export_models(dtypes=(dtype,)), label="model")
-    batch = data.draw(cst.export_batches(), label="batch")
+    batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     with harness.scratch() as base:
         run = harness.export_model(impl, spec, batch, data.draw(cst.seeds, label="input_seed"), str(base / "out"),
                                    dynamic=dynamic)
@@ -54,7 +54,7 @@ def test_small_models_keep_every_weight_inline_under_the_real_threshold(impl, dy
 def test_weights_go_to_files_all_or_nothing_on_both_sides_of_the_threshold(impl, dynamic, dtype, data):
     """EX-6: with the threshold overridden, every weight is a FileConstant over it and every one a Const under it."""
     spec = data.draw(cst.export_models(dtypes=(dtype,)), label="model")
-    batch = data.draw(cst.export_batches(), label="batch")
+    batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     seed = data.draw(cst.seeds, label="input_seed")
     with harness.scratch() as base:
         inline = harness.export_model(impl, spec, batch, seed, str(base / "real"), dynamic=dynamic)
