@@ -218,8 +218,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.excinfo is None or call.excinfo.errisinstance((pytest.skip.Exception, KeyboardInterrupt)):
         return
     exc = call.excinfo.value
-    report.conformance_exception = dict(divergences.describe_failure(exc))
     entry = item.config.stash[_STATE].divergent.get(item.nodeid)
+    report.conformance_exception = dict(divergences.describe_failure(exc, entry.pattern if entry else None))
     if entry is None or getattr(report, "wasxfail", None) is None or divergences.failure_matches(entry, exc):
         return
     actual = report.conformance_exception

@@ -169,8 +169,16 @@ def trim(text: str, limit: int = MESSAGE_CHARS) -> str:
     return f"{text[:half]} ... {text[-half:]}"
 
 
-def describe_failure(exc: BaseException) -> Mapping[str, str]:
-    """``{"type": module.Class, "message": trimmed}``: what the results document records for a failure."""
+def describe_failure(exc: BaseException, pattern: str | None = None) -> Mapping[str, str]:
+    """``{"type": module.Class, "message": trimmed}``: what the results document records for a failure; where
+    ``pattern`` (an entry's) is found in a long message, the trimmed message keeps its head and the text found."""
     kind = type(exc)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-    return {"type": name, "message": trim(str(exc))}
+    text = str(exc).strip()
+    found = re.search(pattern, text) if pattern else None
+    half = (MESSAGE_CHARS - 5) // 2
+    if found is None or len(text) <= MESSAGE_CHARS or found.end() <= half or found.start() >= len(text) - half:
+        return {"type": name, "message": trim(text)}
+    head = MESSAGE_CHARS // 3
+    start = max(head, found.start() - 100)
+    return {"type": name, "message": f"{text[:head]} ... {text[start:start + MESSAGE_CHARS - head - 5]}"}

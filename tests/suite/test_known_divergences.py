@@ -73,6 +73,10 @@ def test_a_failure_matches_by_type_or_base_and_pattern():
     assert divergences.describe_failure(KeyError("x")) == {"type": "KeyError", "message": "'x'"}
     long = divergences.describe_failure(RuntimeError("a" * 400 + "END"))
     assert len(long["message"]) <= divergences.MESSAGE_CHARS and long["message"].endswith("END")
+    # a long message keeps what the entry's pattern found, even in its middle
+    middle = divergences.describe_failure(RuntimeError("h" * 500 + "NotImplementedError: amax" + "t" * 2000), "amax")
+    assert len(middle["message"]) <= divergences.MESSAGE_CHARS and "NotImplementedError: amax" in middle["message"]
+    assert middle["message"].startswith("h" * 100)
 
 
 @pytest.mark.clause("IMPL-5")
