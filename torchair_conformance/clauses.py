@@ -1,8 +1,8 @@
 """The clause registry: clause IDs parsed from SPEC.md, the tests that name them, and the coverage report.
 
 SPEC.md is found through ``$TORCHAIR_SPEC``, else ``docs/SPEC.md`` in the repository (the contract's copy that
-travels with every clone), else the copy packaged as ``torchair_conformance/SPEC_clauses.txt`` (so a pip-installed suite,
-which has no ``docs/``, still knows the clauses). The packaged copy is one clause per line,
+travels with every clone), else the copy packaged as ``torchair_conformance/SPEC_clauses.txt`` (so a pip-installed
+suite, which has no ``docs/``, still knows the clauses). The packaged copy is one clause per line,
 ``ID<TAB>section<TAB>summary``; ``python -m torchair_conformance clauses --write-packaged`` regenerates it from SPEC.md.
 
 Tests are found statically (by reading the test modules with ``ast``), so the report needs neither an
@@ -40,6 +40,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 PACKAGED = PACKAGE_DIR / "SPEC_clauses.txt"
 #: the contract as the repository carries it (a byte-identical copy of the project's shared SPEC.md)
 REPO_SPEC = PACKAGE_DIR.parent / "docs" / "SPEC.md"
+#: the tests of the suite's own machinery in a checkout (they check IMPL-5, a clause about the suite itself)
+REPO_SUITE_TESTS = PACKAGE_DIR.parent / "tests" / "suite"
 # The sections this suite is responsible for (IMPL, CF, CC, RC, EX): a clause there with no test fails the report.
 CHECKED_SECTIONS = (0, 1, 2, 3, 4)
 
@@ -133,9 +135,17 @@ def _module_marks(tree: ast.Module) -> list[str]:
     return []
 
 
-def tests_by_clause(test_dir: Path = PACKAGE_DIR) -> dict[str, list[str]]:
-    """Clause ID -> test node ids (``file::Class::test``) that carry ``@pytest.mark.clause(ID, ...)``."""
-    found: dict[str, list[str]] = {}
+def tests_by_clause(test_dir: Path | None = None) -> dict[str, list[str]]:
+    """Clause ID -> test node ids (``file::Class::test``) that carry ``@pytest.mark.clause(ID, ...)``: in
+    ``test_dir``, else in the suite and, in a checkout, the tests of the suite's own machinery (``tests/suite``,
+    named ``tests/suite/file::test``: IMPL-5 is a clause about the suite itself)."""
+    if test_dir is None:
+        found = tests_by_clause(PACKAGE_DIR)
+        if REPO_SUITE_TESTS.is_dir():
+            for cid, names in tests_by_clause(REPO_SUITE_TESTS).items():
+                found.setdefault(cid, []).extend(f"tests/suite/{name}" for name in names)
+        return found
+    found = {}
     for path in sorted(test_dir.glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         module_ids = _module_marks(tree)

@@ -89,7 +89,8 @@ def parse_clause_selection(values: list[str], known: set[str], source: str) -> l
     if unknown:
         raise pytest.UsageError(
             f"--clause {', '.join(unknown)}: no such SPEC clause ID (the known IDs are the ones in {source}; "
-            "`python -m torchair_conformance clauses` lists them with their tests, torchair_conformance/clauses.py reads them)")
+            "`python -m torchair_conformance clauses` lists them with their tests, "
+            "torchair_conformance/clauses.py reads them)")
     return ids
 
 
@@ -173,14 +174,23 @@ def _apply_divergences(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not path:
         return
     state.divergence_file = str(path)
-    entries = divergences.parse(Path(path).read_text(encoding="utf-8"), str(path))
+    try:
+        entries = divergences.parse(Path(path).read_text(encoding="utf-8"), str(path))
+    except divergences.DivergenceListError as exc:
+        raise pytest.UsageError(str(exc)) from exc
     ids = {_suite_id(item): item for item in items}
+    whole = divergences.whole_test_entries(entries, ids)
+    if whole:
+        raise pytest.UsageError(
+            "IMPL-5: a known divergence names one case of a parametrized test, never the test as a whole; "
+            + "; ".join(f"{path}:{entry} has the cases {', '.join(cases)}" for entry, cases in whole.items()))
     matched, stale = divergences.match(entries, ids)
     state.stale = [f"{path}:{e.line}: {e.test} | {e.clause}" for e in stale]
     as_skip = config.getoption("known_divergences") == "skip"
     for test_id, entry in matched.items():
         item = ids[test_id]
-        reason = f"known divergence of {impl.name} from {entry.clause}: {entry.reason}"
+        reason = (f"known divergence of {impl.name} from {entry.clause}: expected {entry.expected} "
+                  f"({entry.where}): {entry.reason}")
         if entry.clause not in state.clauses[item.nodeid]:
             reason += f" (note: the test is marked {state.clauses[item.nodeid]}, not {entry.clause})"
         state.divergent[item.nodeid] = entry
@@ -199,6 +209,28 @@ def _deselect_other_clauses(config: pytest.Config, items: list[pytest.Item], sel
         items[:] = kept
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """IMPL-5: a listed test's failure must be the one its entry states; any other fails the run, naming both. Every
+    failure's exception is kept on the report for the results document."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None or call.excinfo.errisinstance((pytest.skip.Exception, KeyboardInterrupt)):
+        return
+    exc = call.excinfo.value
+    entry = item.config.stash[_STATE].divergent.get(item.nodeid)
+    report.conformance_exception = dict(divergences.describe_failure(exc, entry.pattern if entry else None))
+    if entry is None or getattr(report, "wasxfail", None) is None or divergences.failure_matches(entry, exc):
+        return
+    actual = report.conformance_exception
+    headline = (f"listed as {entry.expected} ({entry.where}; {item.config.stash[_STATE].divergence_file}:"
+                f"{entry.line}), failed with {actual['type']}: {actual['message']}")
+    report.outcome = "failed"
+    del report.wasxfail
+    report.longrepr = f"{headline}\n\n{report.longrepr}"
+    report.conformance_mismatch = headline
+
+
 class _Results:
     """Collects one record per test (clause IDs, outcome, implementation, versions) for the results document."""
 
@@ -212,6 +244,7 @@ class _Results:
         if not final:
             return
         impl = _impl(self.config)
+        entry = state.divergent.get(report.nodeid)
         xfail = getattr(report, "wasxfail", None)
         if report.when == "teardown":
             outcome = "error"
@@ -221,7 +254,6 @@ class _Results:
             # A listed divergence that now passes: the implementation fixed it (the entry can go), unless it shows
             # only for some draws.
             outcome = "xpassed"
-            entry = state.divergent.get(report.nodeid)
             if entry is not None and entry.draw_dependent:
                 state.passed_draw.append(report.nodeid)
             else:
@@ -229,7 +261,10 @@ class _Results:
         else:
             outcome = report.outcome
         message = None
-        if report.failed:
+        mismatch = getattr(report, "conformance_mismatch", None)
+        if mismatch is not None:
+            message = mismatch[:2000]
+        elif report.failed:
             message = str(report.longrepr)[-2000:]
         elif xfail is not None:
             message = (("passed for these draws: " if report.nodeid in state.passed_draw else "fixed upstream: ")
@@ -240,7 +275,17 @@ class _Results:
             test=report.nodeid, outcome=outcome, clauses=state.clauses.get(report.nodeid, []), phase=report.when,
             duration_s=round(report.duration, 3), implementation=impl.name, device=impl.device,
             versions=dict(impl.versions), profile=state.profile, message=message,
-            fixed_upstream=outcome == "xpassed" and report.nodeid not in state.passed_draw))
+            fixed_upstream=outcome == "xpassed" and report.nodeid not in state.passed_draw,
+            exception=getattr(report, "conformance_exception", None), divergence=_entry_record(entry)))
+
+
+def _entry_record(entry: divergences.Divergence | None) -> dict | None:
+    """The known divergence a test is listed under, as the results document records it (IMPL-5)."""
+    if entry is None:
+        return None
+    evidence = "random" if entry.draw_dependent else "code reading" if entry.code_reading else "observed"
+    return {"clause": entry.clause, "expected": entry.expected, "where": entry.where, "reason": entry.reason,
+            "evidence": evidence, "line": entry.line}
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -250,7 +295,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in state.fixed:
             terminalreporter.line(line)
     if state.passed_draw:
-        terminalreporter.section("draw-dependent known divergences that passed for this run's draws (no evidence of a fix)")
+        terminalreporter.section(
+            "draw-dependent known divergences that passed for this run's draws (no evidence of a fix)")
         for line in state.passed_draw:
             terminalreporter.line(line)
     if state.stale:

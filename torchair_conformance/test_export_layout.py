@@ -64,7 +64,7 @@ def test_single_process_export_writes_the_air_and_its_dump(impl, dynamic, data):
     """EX-3/EX-7/EX-8: <path>/<name>.air parses with one Data per input and a NetOutput; dynamo.pbtxt dumps it;
     options.json holds the GE options."""
     spec = data.draw(cst.export_models(), label="model")
-    batch = data.draw(cst.export_batches(), label="batch")
+    batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     name = data.draw(st.one_of(st.none(), cst.export_names()), label="export_name (None: the default)")
     options = data.draw(cst.export_options(), label="config")
     where = data.draw(export_paths(), label="export_path")
@@ -106,7 +106,8 @@ def test_only_the_last_component_of_export_name_is_used(impl, export_name):
 
 @pytest.mark.clause("EX-1", "EX-3")
 def test_export_path_and_name_default_to_export_file_and_export(impl):
-    """EX-1/EX-3: with neither export_path nor export_name (nor config), the export lands in ./export_file/export.air."""
+    """EX-1/EX-3: with neither export_path nor export_name (nor config), the export lands in
+    ./export_file/export.air."""
     with harness.scratch() as base:
         os.chdir(base)
         harness.fresh_dynamo()
@@ -215,13 +216,15 @@ def test_module_stacks_are_recorded_only_when_asked(impl, record, data):
 
 
 @pytest.mark.clause("EX-9", "EX-7")
-@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize(("dynamic", "dims"), [pytest.param(False, None, id="False"),
+                                                pytest.param(True, cst.export_batch_dims(True), id="True"),
+                                                pytest.param(True, 1, id="True-1d")])
 @given(data=st.data())
-@settings(max_examples=profiles.examples("compile"))
-def test_dynamic_exports_have_symbolic_dims(impl, dynamic, data):
+@settings(max_examples=profiles.examples_per_case("compile", 2))
+def test_dynamic_exports_have_symbolic_dims(impl, dynamic, dims, data):
     """EX-9/EX-7: dynamic=True writes the inputs' batch dims as -1; dynamic=False writes every dim as it is."""
     spec = data.draw(cst.export_models(max_depth=2), label="model")
-    batch = data.draw(cst.export_batches(), label="batch")
+    batch = data.draw(cst.export_batches(dims), label="batch")
     with harness.scratch() as base:
         harness.export_model(impl, spec, batch, 0, str(base / "out"), dynamic=dynamic)
         graph = exports.load_air(base / "out" / "export.air").graph[0]

@@ -78,7 +78,7 @@ def test_each_rank_writes_its_own_air_and_rank_directory(impl, dynamic, threshol
     """EX-4: in a 2-rank world each rank writes <name><rank>.air and rank_<rank>/{dynamo.pbtxt,options.json} (+ its
     weight files), with the all_reduce kept in its graph."""
     spec = data.draw(cst.export_models(max_depth=2, all_reduce=True), label="model")
-    batch = data.draw(cst.export_batches(), label="batch")
+    batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     name = data.draw(cst.export_names(), label="export_name")
     with harness.scratch() as base:
         out = _export_world(impl, base, 2, spec, batch, name=name, dynamic=dynamic, atc=False, threshold=threshold)

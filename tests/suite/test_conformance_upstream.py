@@ -4,7 +4,8 @@ Runs only on the torch that the torch-npu wheel needs (2.14.x, ``tox -e tests-to
 session starts in the background at the end of collection (``tests/suite/sessions.py``), beside the reference's
 session under seed 2, while the warm-start tests run in the foreground. ``tox -e upstream`` runs the same suite
 in the foreground and writes ``reports/conformance/torchair_cpu.json``. Known divergences are xfails with the
-wheel's file:line (``torchair_conformance/known_divergences/torchair.txt``); the test prints the counts and every XPASS.
+wheel's file:line and the failure each expects (``torchair_conformance/known_divergences/torchair.txt``, IMPL-5); the
+test prints the counts, every XPASS and every xfail's recorded exception.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ UPSTREAM = SuiteRun("upstream-torchair-cpu", "torchair_cpu", profile="dev")
 @pytest.mark.suite_session(UPSTREAM)
 def test_suite_has_no_failure_against_upstream_on_cpu(suite_session, request: pytest.FixtureRequest) -> None:
     """IMPL-4: every test that can run against upstream runs; each outcome is a pass, a skip naming what CPU lacks,
-    or a known divergence (xfail, or an XPASS: fixed upstream, or draw-dependent)."""
+    or a known divergence (xfail: failed as its entry says, IMPL-5; or an XPASS: fixed upstream, or draw-dependent)."""
     code, document, output = suite_session
     tests = (document or {}).get("tests", [])
     failed = [(r["test"], r["message"]) for r in tests if r["outcome"] in ("failed", "error")]
@@ -38,6 +39,10 @@ def test_suite_has_no_failure_against_upstream_on_cpu(suite_session, request: py
     for record in tests:
         counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
     xpassed = sorted(r["test"] for r in tests if r["outcome"] == "xpassed")
+    # IMPL-5: an xfail is a listed test that failed as its entry says; the document records what it raised
+    xfailed = [r for r in tests if r["outcome"] == "xfailed"]
+    bare = [r["test"] for r in xfailed if not (r.get("exception") and r.get("divergence"))]
+    assert not bare, f"IMPL-5: xfails without their recorded exception or entry: {bare}"
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line("")
@@ -45,6 +50,8 @@ def test_suite_has_no_failure_against_upstream_on_cpu(suite_session, request: py
                             + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())))
         for test in xpassed:
             reporter.write_line(f"  XPASS {test}")
+        for record in xfailed:
+            reporter.write_line(f"  XFAIL {record['test']}: {record['exception']['type']}")
     assert counts.get("passed", 0) > 50, f"only {counts.get('passed', 0)} tests passed against upstream: {counts}"
 
 

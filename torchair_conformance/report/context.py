@@ -14,6 +14,7 @@ from torchair_conformance.report import changes as changes_mod
 from torchair_conformance.report import charts, gate, history, model, outputs, stats
 from torchair_conformance.report import legs as legs_mod
 from torchair_conformance.report import matrix as matrix_mod
+from torchair_conformance.report.divergences import divergence_rows
 from torchair_conformance.report.units import change, nbytes, seconds, spread
 
 #: the runs a trend chart and a runs table show (the full history is linked)
@@ -387,4 +388,5 @@ def build(report: model.Report, notes: list[str], drawn: Charts, links: Links) -
                       "header": [label for label, _ in columns], "rows": _versions_rows(columns)}
                      for name, columns in report.versions.items()],
         "matrix": _matrix_context(report, links), "variant_header": VARIANT_HEADER, "notes": notes,
+        "divergences": divergence_rows(column_order(report)[0], links.source),
     }

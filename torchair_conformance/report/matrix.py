@@ -39,6 +39,9 @@ class TestResult:
     test: str
     outcome: str
     message: str | None = None
+    #: IMPL-5: the exception the test raised ({"type", "message"}) and the known divergence it is listed under
+    exception: dict[str, str] | None = None
+    divergence: dict[str, Any] | None = None
 
     @property
     def source(self) -> str:
@@ -150,7 +153,7 @@ def build(documents: Iterable[tuple[str, results.Document]]) -> Matrix:
             outcome = record.outcome
             if outcome == "xpassed" and record.fixed_upstream is False:
                 outcome = "xpassed_draw"
-            result = TestResult(record.test, outcome, record.message)
+            result = TestResult(record.test, outcome, record.message, record.exception, record.divergence)
             column.tests[result.test] = result
             for clause in record.clauses:
                 clauses.add(clause)

@@ -53,6 +53,8 @@ _TEMPLATES.globals.update(
     matrix_rows=lambda rows: [[", ".join(r["clauses"])] + [
         (c["status"] if c["status"] != "none" else "–") + (f" ({c['counts']})" if c["counts"] else "")
         + "".join(f"; {t['test']} ({t['outcome']})" for t in c["failing"]) for c in r["cells"]] for r in rows],
+    divergence_rows=lambda rows: [[f"`{r['test']}`", f"{r['outcome']} ({r['verdict']})", r["evidence"],
+                                   f"`{r['expected']}`", r["where"], r["actual"]] for r in rows],
     matrix_heads=lambda columns: [c["head"] + (f" ({c['absent']})" if c["absent"] else "") for c in columns],
     summary_rows=lambda rows: [[r["title"], r["date"] + (" (dirty)" if r["dirty"] else ""), r["warm"], r["load"],
                                 r["cold"], r["warm_cold"], r["warm_eager"], r["gate"]] for r in rows],

@@ -8,11 +8,16 @@ One JSON object per session (format `FORMAT`), one record per test:
      "divergence_file": str | null, "stale_divergences": [str], "fixed_upstream": [str],
      "tests": [{"test": str, "outcome": str, "clauses": [str], "phase": str | null, "duration_s": float | null,
                 "implementation": str | null, "device": str | null, "versions": {...}, "profile": str | null,
-                "message": str | null, "fixed_upstream": bool | null}]}
+                "message": str | null, "fixed_upstream": bool | null,
+                "exception": {"type": str, "message": str} | null,
+                "divergence": {"clause": str, "expected": str, "where": str, "reason": str, "evidence": str,
+                               "line": int} | null}]}
 
 `outcome` is pytest's (`passed`, `failed`, `skipped`) or the suite's (`error`: setup or teardown failed; `xfailed`:
 a known divergence; `xpassed`: a known divergence that passed, `fixed_upstream` false when it shows only for some
-draws). Only `tests` with each record's `test` and `outcome` is required: the report's test samples hold no more.
+draws). `exception` is what a failed or xfailed test raised, `divergence` the known-divergence entry it is listed
+under (SPEC IMPL-5: an xfail's `exception` matches the entry's `expected`). Only `tests` with each record's `test`
+and `outcome` is required: the report's test samples hold no more.
 
 A document without `format` is format 1: the suite wrote exactly this layout before it named its format, and such
 documents live on where this checkout cannot rewrite them (the nightly's data branch, runners on older checkouts).
@@ -35,8 +40,8 @@ from torchair_conformance.report import versioned
 
 FORMAT = 1
 #: what to do with a document this reader cannot read
-_FIX = ("write it again with this checkout (pytest torchair_conformance --conformance-json PATH), or render it with the "
-        "checkout that wrote it")
+_FIX = ("write it again with this checkout (pytest torchair_conformance --conformance-json PATH), or render it "
+        "with the checkout that wrote it")
 
 
 #: the suite's folder in node ids before it was renamed to torchair_conformance (issue 23)
@@ -69,6 +74,11 @@ class TestRecord:
     message: str | None = None
     #: for `xpassed`: True when the divergence is fixed, False when it shows only for some draws
     fixed_upstream: bool | None = None
+    #: IMPL-5: the exception a failed or xfailed test raised: {"type": module.Class, "message": trimmed}
+    exception: dict[str, str] | None = None
+    #: IMPL-5: the known divergence the test is listed under: {"clause", "expected" ("Type: pattern"), "where"
+    #: (file:line in the wheel), "reason", "evidence" ("observed", "random" or "code reading"), "line"}
+    divergence: dict[str, Any] | None = None
 
 
 @dataclass
@@ -103,6 +113,10 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _mapping(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, dict) else None
+
+
 def from_dict(data: Any, source: str) -> Document:
     """The typed document of `data` read from `source` (named in every error); raises `ResultsError`."""
     tests = data.get("tests") if isinstance(data, dict) else None
@@ -120,7 +134,8 @@ def from_dict(data: Any, source: str) -> Document:
                                f"{record!r:.200}")
         entries = versioned.known_fields(TestRecord, record)
         entries.update(test=test_id(str(record["test"])), clauses=list(entries.get("clauses") or []),
-                       versions=dict(entries.get("versions") or {}))
+                       versions=dict(entries.get("versions") or {}),
+                       exception=_mapping(entries.get("exception")), divergence=_mapping(entries.get("divergence")))
         records.append(TestRecord(**entries))
     entries = versioned.known_fields(Document, data)
     status = entries.get("exit_status")
