@@ -35,8 +35,8 @@ from torchair_conformance.report import versioned
 
 FORMAT = 1
 #: what to do with a document this reader cannot read
-_FIX = ("write it again with this checkout (pytest torchair_conformance --conformance-json PATH), or render it with the "
-        "checkout that wrote it")
+_FIX = ("write it again with this checkout (pytest torchair_conformance --conformance-json PATH), "
+        "or render it with the checkout that wrote it")
 
 
 #: the suite's folder in node ids before it was renamed to torchair_conformance (issue 23)
