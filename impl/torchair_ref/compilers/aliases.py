@@ -39,12 +39,13 @@ def check(aliases: Any, n_inputs: int | None = None) -> list[tuple[int, str, int
     return plan
 
 
-def rebuilding(boxed: Callable[[list], Any], aliases: list, n_inputs: int | None = None) -> Callable[[list], Any]:
+def rebuilding(boxed: Callable[[list[Any]], Any], aliases: list[Any],
+               n_inputs: int | None = None) -> Callable[[list[Any]], Any]:
     """CC-18: `boxed` with the recorded aliasing outputs regenerated from the live inputs and outputs."""
     plan = check(aliases, n_inputs)
     input_bases = sorted({base for _, kind, base in plan if kind != "view_of_output"})
 
-    def call(args: list) -> Any:
+    def call(args: list[Any]) -> Any:
         bases = {j: args[j] for j in input_bases}  # before the graph runs: a boxed call may clear `args`
         outputs = boxed(args)
         rebuilt = list(outputs)
