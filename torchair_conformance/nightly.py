@@ -1,6 +1,7 @@
 """`python -m torchair_conformance nightly`: suite -> benchmarks -> history -> report, then one honest exit status.
 
-    python -m torchair_conformance nightly --impl torchair_npu --model tiny --model gpt-small --rounds 5 -- --junitxml=j.xml
+    python -m torchair_conformance nightly --impl torchair_npu --model tiny --model gpt-small --rounds 5 \\
+        -- --junitxml=j.xml
 
 Every step runs even when an earlier one failed (the report then shows what failed); the command exits 1 when the
 suite failed or errored, a known divergence XPASSed, the suite wrote no fresh results, a benchmark failed, or the
@@ -149,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     problems = suite_problems(status, fresh_results(args.results, args.impl, since), args.impl)
     night = bench_models(args)
     for model in night:
-        bench = _step(f"bench {model}", [python, "-m", "torchair_conformance", "bench", "--impl", args.impl, "--model", model,
-                                         "--rounds", str(args.rounds), "--history", args.history])
+        bench = _step(f"bench {model}", [python, "-m", "torchair_conformance", "bench", "--impl", args.impl,
+                                         "--model", model, "--rounds", str(args.rounds), "--history", args.history])
         if bench:
             problems.append(f"bench {model}: exited {bench}")
     # --since: only what this night wrote satisfies --require-results and counts as the leg's fresh runs

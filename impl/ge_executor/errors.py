@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 __all__ = ["GeExecutorError", "GraphCheckError", "UnsupportedOpError", "UnsupportedDtypeError", "ShapeMismatchError",
            "unsupported_dtype", "unsupported_op", "mismatched_dtypes"]
@@ -38,7 +38,8 @@ def unsupported_op(op_type: str, op_name: str = "", others: Sequence[str] = ()) 
     return UnsupportedOpError(f"needs CANN/GE: no CPU kernel for op {op_type}{where}{also}")
 
 
-def unsupported_dtype(op_type: str, op_name: str, dtype: str, allowed: object, source: str) -> UnsupportedDtypeError:
+def unsupported_dtype(op_type: str, op_name: str, dtype: str, allowed: Iterable[str],
+                      source: str) -> UnsupportedDtypeError:
     """The error for a dtype outside the op's registration, naming op, dtype, the accepted set and its source."""
     return UnsupportedDtypeError(f"op {op_type} ({op_name!r}) does not accept dtype {dtype}; it accepts "
                                  f"{sorted(allowed)} (per {source})")

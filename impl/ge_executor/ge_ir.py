@@ -52,7 +52,8 @@ def _message_class(pool: descriptor_pool.DescriptorPool, full_name: str) -> Any:
     desc = pool.FindMessageTypeByName(full_name)
     if hasattr(message_factory, "GetMessageClass"):  # protobuf >= 4.22
         return message_factory.GetMessageClass(desc)
-    return message_factory.MessageFactory(pool).GetPrototype(desc)  # protobuf 4.21
+    # protobuf 4.21; types-protobuf describes the newer API only
+    return message_factory.MessageFactory(pool).GetPrototype(desc)  # type: ignore[attr-defined]
 
 
 def _pool() -> descriptor_pool.DescriptorPool:

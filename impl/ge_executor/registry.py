@@ -42,12 +42,17 @@ _TORCH_DTYPES = (
     torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.uint8, torch.int16,
     torch.uint16, torch.int32, torch.uint32, torch.int64, torch.uint64, torch.bool, torch.complex64,
     torch.complex128)  # fmt: skip
-_BY_GE_NAME: dict[str, torch.dtype] = {ge_ir.proto_dtype_name(ge_ir.proto_dtype(d)): d for d in _TORCH_DTYPES}
 
 
 def ge_name(dtype: torch.dtype) -> str:
     """``DT_...`` of a torch dtype (GE_IR.md); TypeError for one GE has no type for."""
-    return ge_ir.proto_dtype_name(ge_ir.proto_dtype(dtype))
+    name = ge_ir.proto_dtype_name(ge_ir.proto_dtype(dtype))
+    if name is None:
+        raise TypeError(f"GE IR has no data type for torch dtype {dtype}")
+    return name
+
+
+_BY_GE_NAME: dict[str, torch.dtype] = {ge_name(d): d for d in _TORCH_DTYPES}
 
 
 def torch_dtype(name: str | None, what: str) -> torch.dtype:
@@ -87,10 +92,11 @@ class Kernel:
 
     def check_inputs(self, op: OpView, inputs: Sequence[torch.Tensor | None]) -> None:
         """The dtype signature on the real tensors: input ``checked``'s type, and each ``same_dtype`` group."""
-        if self.checked < len(inputs) and inputs[self.checked] is not None:
-            self.check_dtype(op.name, ge_name(inputs[self.checked].dtype))
+        first = inputs[self.checked] if self.checked < len(inputs) else None
+        if first is not None:
+            self.check_dtype(op.name, ge_name(first.dtype))
         for group in self.same_dtype:
-            present = [(k, inputs[k]) for k in group if k < len(inputs) and inputs[k] is not None]
+            present = [(k, t) for k in group if k < len(inputs) and (t := inputs[k]) is not None]
             if len({t.dtype for _, t in present}) > 1:
                 raise mismatched_dtypes(self.op_type, op.name, [(op.input_name(k), ge_name(t.dtype))
                                                                 for k, t in present], self.source)
@@ -134,16 +140,20 @@ class OpView:
         return getattr(self.op.attr[key], field)
 
     def i(self, key: str, default: Any = None) -> int:
-        return self._get(key, _REQUIRED if default is None else default, "i")
+        value: int = self._get(key, _REQUIRED if default is None else default, "i")
+        return value
 
     def f(self, key: str, default: Any = None) -> float:
-        return self._get(key, _REQUIRED if default is None else default, "f")
+        value: float = self._get(key, _REQUIRED if default is None else default, "f")
+        return value
 
     def b(self, key: str, default: Any = None) -> bool:
-        return self._get(key, _REQUIRED if default is None else default, "b")
+        value: bool = self._get(key, _REQUIRED if default is None else default, "b")
+        return value
 
     def s(self, key: str, default: Any = None) -> bytes:
-        return self._get(key, _REQUIRED if default is None else default, "s")
+        value: bytes = self._get(key, _REQUIRED if default is None else default, "s")
+        return value
 
     def dt(self, key: str, default: int | None = None) -> torch.dtype:
         """A data-type attr as a torch dtype. GE writes it in its C++ numbering (GE_IR.md), either as a ``dt`` attr

@@ -2,10 +2,10 @@
 
 A meta-path finder answers for the top-level ``torchair`` package (its submodules are then found through the
 package's ``__path__`` by Python's own path finder) and for the native modules, which it serves from this adapter's
-stand-ins. It refuses ``torch_npu`` (``ModuleNotFoundError``), so the real torch-npu is never imported even where it is installed
-(IMPL-3) and upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU fusion
-patterns, no NPU deterministic level, device from ``$ASCEND_DEVICE_ID``). No ``torch_npu`` stand-in is offered: with
-one in ``sys.modules`` upstream's max-autotune reaches for ``torch.ops.npu`` kernels (``patterns/*.py``).
+stand-ins. It refuses ``torch_npu`` (``ModuleNotFoundError``), so the real torch-npu is never imported even where it
+is installed (IMPL-3) and upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU
+fusion patterns, no NPU deterministic level, device from ``$ASCEND_DEVICE_ID``). No ``torch_npu`` stand-in is offered:
+with one in ``sys.modules`` upstream's max-autotune reaches for ``torch.ops.npu`` kernels (``patterns/*.py``).
 """
 
 from __future__ import annotations

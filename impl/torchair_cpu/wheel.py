@@ -1,4 +1,5 @@
-"""IMPL-4: upstream TorchAir's Python sources, taken from the torch-npu wheel itself into a cache outside the repository.
+"""IMPL-4: upstream TorchAir's Python sources, taken from the torch-npu wheel itself into a cache outside the
+repository.
 
 At first use ``pip download --no-deps torch-npu==$TORCH_NPU_VERSION`` (default 2.14.0) fetches the wheel; only
 ``torch_npu/dynamo/torchair/**.py`` and ``torch_npu/version.py`` are extracted, into a temporary directory that is

@@ -75,6 +75,11 @@ def _check(option: _Option, value: object) -> object:
 class _Group:
     """CF-1: one level of option paths (the root config or a group such as ``debug``)."""
 
+    # set through __dict__ in __init__ (this class's __setattr__ takes options only); declared for the type checker
+    _prefix: str
+    _values: dict[str, object]
+    _groups: dict[str, _Group]
+
     def __init__(self, prefix: str, values: dict[str, object]) -> None:
         self.__dict__["_prefix"] = prefix
         self.__dict__["_values"] = values

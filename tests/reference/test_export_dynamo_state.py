@@ -1,6 +1,6 @@
-"""The reference's export leaves Dynamo as it found it, beyond EX-10 (which torchair_conformance/test_export_layout.py checks):
-functions compiled before keep their code (upstream resets Dynamo instead), no cache entries stay on the model's
-code, and the model is never run."""
+"""The reference's export leaves Dynamo as it found it, beyond EX-10 (which torchair_conformance/test_export_layout.py
+checks): functions compiled before keep their code (upstream resets Dynamo instead), no cache entries stay on the
+model's code, and the model is never run."""
 
 from __future__ import annotations
 

@@ -114,7 +114,8 @@ def test_inline_summary(tmp_path):
 
 def test_inspect_does_not_import_torch():
     """EX-7: reading an .air needs only protobuf: the inspect module loads without importing torch."""
-    code = "import sys, torchair_ref.export.inspect; print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))"
+    code = ("import sys, torchair_ref.export.inspect; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))")
     result = subprocess.run([sys.executable, "-c", code], env=checks.child_env(), capture_output=True, text=True,
                             timeout=60)  # fmt: skip
     assert result.returncode == 0 and result.stdout.strip() == "[]", (result.stdout[:500], result.stderr[-2000:])

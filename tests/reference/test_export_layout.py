@@ -53,7 +53,8 @@ def test_only_last_component_of_export_name(tmp_path, export_name, air):
     out = tmp_path / "deep" / "out"
     dynamo_export(torch.randn(2, 4), model=models.TwoLayer(), export_path=str(out), export_name=export_name,
                   config=checks.config())  # fmt: skip
-    assert checks.files_under(tmp_path) == {f"deep/out/{air}", "deep/out/dynamo.pbtxt", "deep/out/options.json"}, checks.files_under(tmp_path)
+    expected = {f"deep/out/{air}", "deep/out/dynamo.pbtxt", "deep/out/options.json"}
+    assert checks.files_under(tmp_path) == expected, checks.files_under(tmp_path)
     assert checks.load_air(out / air).name == air.removesuffix(".air")
 
 

@@ -1,5 +1,5 @@
-"""`python -m torchair_conformance nightly` rejects a bad argument at once, naming it and the valid values, before the suite's
-hour (issue 21): a real process, timed."""
+"""`python -m torchair_conformance nightly` rejects a bad argument at once, naming it and the valid values, before the
+suite's hour (issue 21): a real process, timed."""
 from __future__ import annotations
 
 import os

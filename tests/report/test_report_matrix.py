@@ -81,7 +81,8 @@ def test_a_bare_list_is_not_the_suites_document(tmp_path: Path) -> None:
 
 
 def test_a_draw_dependent_pass_is_not_reported_as_fixed_upstream(tmp_path: Path) -> None:
-    tests = [{"test": "torchair_conformance/test_x.py::fixed", "clauses": ["EX-6"], "outcome": "xpassed", "fixed_upstream": True},
+    tests = [{"test": "torchair_conformance/test_x.py::fixed", "clauses": ["EX-6"], "outcome": "xpassed",
+              "fixed_upstream": True},
              {"test": "torchair_conformance/test_x.py::draw", "clauses": ["EX-7"], "outcome": "xpassed",
               "fixed_upstream": False}]
     data = {"implementation": "torchair_cpu", "device": "cpu", "versions": {}, "tests": tests}

@@ -150,6 +150,6 @@ def test_a_previous_verdict_from_before_the_rename_names_todays_tests(tmp_path: 
     """Last night's verdict.json, written when the suite was the package `conformance`, compares with tonight's
     results test by test (no spurious "changed since last night" on the night of the rename)."""
     old = tmp_path / "verdict.json"
-    old.write_text(json.dumps({"format": 1, "legs": [{"label": "ref", "tests": {"conformance/test_x.py::a": "passed"}}]}),
-                   encoding="utf-8")
+    legs = [{"label": "ref", "tests": {"conformance/test_x.py::a": "passed"}}]
+    old.write_text(json.dumps({"format": 1, "legs": legs}), encoding="utf-8")
     assert outputs.read_previous(old) == {"ref": {"torchair_conformance/test_x.py::a": "passed"}}

@@ -45,7 +45,8 @@ def test_a_failing_suite_night_exits_non_zero(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "reports" / "conformance", tmp_path / "conformance")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "impl"), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-m", "torchair_conformance", "nightly", "--impl", f"tests.mutants.{MUTANT}", "--model", "none",
+        [sys.executable, "-m", "torchair_conformance", "nightly", "--impl", f"tests.mutants.{MUTANT}",
+         "--model", "none",
          "--results", str(tmp_path / "conformance"), "--history", str(tmp_path / "history"),
          "--out", str(tmp_path / "out"), "--", "-q", "-x", "-k", "test_config", "--hypothesis-profile", "dev",
          "-p", "no:cacheprovider"],

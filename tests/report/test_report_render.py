@@ -123,8 +123,9 @@ def test_matrix_counts_tests_and_names_failing_ones(nightly: Path) -> None:
     header = matrix[:matrix.index("</thead>")]
     assert header.index("CANN 8.1.RC1") < header.index("CANN 8.10.RC1"), "packaging.version order"
     assert "<th>tests</th><td>6: " in matrix
-    assert '<a href="../torchair_conformance/test_warm_start.py">torchair_conformance/test_warm_start.py::test_warm_untraced</a>' \
-        in matrix and "the warm start traced" in matrix
+    link = ('<a href="../torchair_conformance/test_warm_start.py">'
+            'torchair_conformance/test_warm_start.py::test_warm_untraced</a>')
+    assert link in matrix and "the warm start traced" in matrix
     assert "(error)" in matrix and "fixed upstream (xpassed)" in matrix
     for status in ("pass", "fail", "xpass", "xfail", "skip"):
         assert f'<td class="{status}">' in matrix
@@ -182,7 +183,8 @@ def test_changed_since_last_night_and_compare(tmp_path: Path, capsys: pytest.Cap
     page = (root / "out" / "index.html").read_text(encoding="utf-8")
     changes = page[page.index('<h2 id="changes">'):page.index('<h2 id="compare">')]
     assert re.search(r'<b class="regressed">new failure</b>: <a href="\.\./torchair_conformance/test_warm_start\.py">'
-                     r'torchair_conformance/test_warm_start\.py::test_warm_untraced</a> <span class="note">passed → failed',
+                     r'torchair_conformance/test_warm_start\.py::test_warm_untraced</a> '
+                     r'<span class="note">passed → failed',
                      changes)
     assert "Since last night: 1 new failure" in page
     compare = page[page.index('<h2 id="compare">'):page.index('<h2 id="summary">')]

@@ -1,4 +1,5 @@
-"""The suite's results document: one typed, versioned record written and read by `torchair_conformance.report.results`."""
+"""The suite's results document: one typed, versioned record written and read by
+`torchair_conformance.report.results`."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,8 @@ def _document() -> results.Document:
     return results.Document(
         implementation="torchair_ref", label="", device="cpu", versions={"torchair_ref": "0.1.0", "torch": "2.13"},
         capabilities=["aot"], profile="dev", started=1.0, finished=2.0, exit_status=1,
-        tests=[results.TestRecord("torchair_conformance/test_x.py::a", "failed", ["CC-1"], phase="call", message="boom"),
+        tests=[results.TestRecord("torchair_conformance/test_x.py::a", "failed", ["CC-1"], phase="call",
+                                  message="boom"),
                results.TestRecord("torchair_conformance/test_x.py::b", "xpassed", ["CC-2"], fixed_upstream=False)])
 
 

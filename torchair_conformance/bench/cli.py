@@ -2,13 +2,14 @@
 
     python -m torchair_conformance bench --impl torchair_ref --model gpt-small --rounds 5
     python -m torchair_conformance bench --model tiny --run-eagerly --rounds 1 --baselines eager --no-history
-    python -m torchair_conformance bench --model mypackage.models:make_model     # your own model (see models.from_factory)
+    # your own model (see models.from_factory)
+    python -m torchair_conformance bench --model mypackage.models:make_model
 
 Prints medians with [min-max] per variant and phase, the ratios against the baselines (with the reference's
-targets), the per-call overhead, and appends the run to a history (see `torchair_conformance.report.history`): a local one,
-`bench-history/`, unless `--publish` (the published `reports/history/`) or `--history PATH` says otherwise. Every
-argument is checked before the first measurement (`preflight`). Ctrl-C (SIGINT) or SIGTERM stops the workers, removes
-the scratch folders and keeps what was measured in `bench-unsaved-<time>-<pid>.json`.
+targets), the per-call overhead, and appends the run to a history (see `torchair_conformance.report.history`): a
+local one, `bench-history/`, unless `--publish` (the published `reports/history/`) or `--history PATH` says otherwise.
+Every argument is checked before the first measurement (`preflight`). Ctrl-C (SIGINT) or SIGTERM stops the workers,
+removes the scratch folders and keeps what was measured in `bench-unsaved-<time>-<pid>.json`.
 """
 from __future__ import annotations
 
@@ -266,7 +267,8 @@ def print_result(result: Any, out: TextIO) -> None:
     if any(stats.did_trace(s.get("traced", {})) for s in warm):
         out.write("\nWARNING: a warm run traced (Dynamo counted a graph or a frame): CC-14 broken\n")
     elif any(stats.imported(s.get("traced", {})) for s in warm):
-        out.write("\nnote: a warm run had Dynamo or Inductor imported (no graph or frame counted: not a trace, CC-14)\n")
+        out.write("\nnote: a warm run had Dynamo or Inductor imported "
+                  "(no graph or frame counted: not a trace, CC-14)\n")
     if any(not s.get("matches_cold", True) for s in warm):
         out.write("\nWARNING: a warm run's output differs from its cold run's (CC-14)\n")
 

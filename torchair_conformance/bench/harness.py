@@ -2,11 +2,12 @@
 
 A round runs, each as its own fresh process (`worker`): eager (before the cold run in even rounds, after it in odd
 ones); the implementation cold (an empty cache folder and an empty Inductor cache); the implementation warm (the
-folder that cold run left, and again an empty Inductor cache, so only the cache folder carries over); `torch.compile` with Inductor on hot Inductor caches; PyTorch's
-`load_compiled_function` of an `aot_compile` artifact (with the Inductor cache its save left: the most favourable
-setting for that baseline). The two priming runs that make those caches hot (`inductor-prime`, `aot-save`) run once
-before the rounds and are recorded too. Rounds interleave the variants, so drift of the machine hits all alike.
-After the rounds, `overhead` compares the warm cached callable with its graph called directly (see `overhead`).
+folder that cold run left, and again an empty Inductor cache, so only the cache folder carries over);
+`torch.compile` with Inductor on hot Inductor caches; PyTorch's `load_compiled_function` of an `aot_compile` artifact
+(with the Inductor cache its save left: the most favourable setting for that baseline). The two priming runs that make
+those caches hot (`inductor-prime`, `aot-save`) run once before the rounds and are recorded too. Rounds interleave the
+variants, so drift of the machine hits all alike. After the rounds, `overhead` compares the warm cached callable with
+its graph called directly (see `overhead`).
 """
 from __future__ import annotations
 

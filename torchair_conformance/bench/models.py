@@ -1,7 +1,7 @@
 """The benchmark models (see `presets`): built with seeded random weights, in eval mode, with their inputs.
 
-`tiny` is the model zoo's seed example (`torchair_conformance.models.SeedModel`); the decoders are the benchmark's own; any
-other model comes from the user's `package.module:factory` (`from_factory`)."""
+`tiny` is the model zoo's seed example (`torchair_conformance.models.SeedModel`); the decoders are the benchmark's
+own; any other model comes from the user's `package.module:factory` (`from_factory`)."""
 from __future__ import annotations
 
 import importlib

@@ -1,11 +1,12 @@
-"""What `python -m torchair_conformance bench` checks before its first measurement, so that a usage error never comes after
-minutes of measuring.
+"""What `python -m torchair_conformance bench` checks before its first measurement, so that a usage error never
+comes after minutes of measuring.
 
 - `check_arguments`: the paths (the history folder, `--json`) and the thread count, in the CLI's process.
 - `check_target`: in one fresh process, as the workers will see them (`python -m torchair_conformance.bench.preflight`,
-  `torchair_conformance.process`'s protocol): the implementation imports with its IMPL-1 surface (`torchair_conformance.impl.resolve`),
-  the device is there (`torch_npu` imports for `npu`; `torch.<device>.is_available()`), and a
-  `package.module:factory` model keeps the contract of `models.from_factory` and runs once on its example inputs.
+  `torchair_conformance.process`'s protocol): the implementation imports with its IMPL-1 surface
+  (`torchair_conformance.impl.resolve`), the device is there (`torch_npu` imports for `npu`;
+  `torch.<device>.is_available()`), and a `package.module:factory` model keeps the contract of `models.from_factory` and
+  runs once on its example inputs.
 """
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ def check_target(impl_name: str, device: str | None, model: str, progress: Calla
         what.append(f"{model} keeps the factory contract and runs on its example inputs")
     progress(f"checking that {', '.join(what)} ...")
     try:
-        checked = process.run("torchair_conformance.bench.preflight", {"impl": impl_name, "device": device, "model": model},
-                              env=process.child_env()).result
+        spec = {"impl": impl_name, "device": device, "model": model}
+        checked = process.run("torchair_conformance.bench.preflight", spec, env=process.child_env()).result
     except process.ProcessError as exc:
         return {"error": f"--impl {impl_name!r}: checking it crashed its process; pass an importable implementation "
                          f"module such as {impl.DEFAULT_IMPL} or torchair_npu, installed in this environment\n{exc}"}

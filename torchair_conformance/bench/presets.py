@@ -5,7 +5,8 @@ overhead dominates. `gpt-small` is a small pre-LayerNorm GPT. `llama-*` are Llam
 embedding, SwiGLU, grouped-query attention) from a few MB (`llama-xs`, alias `llama`) to 7B-class (`llama-7b`, for
 nightly runs on big devices). Weights are random (seeded); nothing is downloaded.
 
-Any other model is named `package.module:factory` (see `torchair_conformance.bench.models.from_factory` for the contract).
+Any other model is named `package.module:factory` (see `torchair_conformance.bench.models.from_factory` for the
+contract).
 """
 from __future__ import annotations
 

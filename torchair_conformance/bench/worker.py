@@ -1,5 +1,5 @@
-"""One measured fresh process (SPEC BE-1, BE-2): `python -m torchair_conformance.bench.worker`, spec in and result out as
-`torchair_conformance.process` says.
+"""One measured fresh process (SPEC BE-1, BE-2): `python -m torchair_conformance.bench.worker`, spec in and result
+out as `torchair_conformance.process` says.
 
 The parent passes the wall-clock time at which it spawned the process (`spawned_at`), so interpreter start-up is
 measured too. Phases, in seconds, which add up to the time to first output (`ttfo_s`, spawn -> first output):
@@ -7,9 +7,9 @@ measured too. Phases, in seconds, which add up to the time to first output (`ttf
 - `startup_s`  spawn -> just before `import torch` (interpreter start, `-m` resolution, this module's own imports,
   reading the spec);
 - `import_s`   `import torch` (+ `torch_npu`) and the implementation, imported by the suite's IMPL-3 rule
-  (`torchair_conformance.impl.load`; the CLI checked its IMPL-1 surface with `torchair_conformance.impl.resolve` in a fresh process
-  before the first measurement: a surface check here would import what a warm start must not) (`startup_import_s`:
-  the two together);
+  (`torchair_conformance.impl.load`; the CLI checked its IMPL-1 surface with `torchair_conformance.impl.resolve` in a
+  fresh process before the first measurement: a surface check here would import what a warm start must not)
+  (`startup_import_s`: the two together);
 - `build_s`    model construction, inputs, and wrapping the method (`cache_compile(...)`, `torch.compile(...)`);
 - `compile_or_load_s` Dynamo trace + graph compile + save, or the cache load; `compile_or_load_how` says how it was
   measured: `explicit` (a separate API call: `aot_compile`, `load_compiled_function`), `log` (from the call's start

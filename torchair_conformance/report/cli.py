@@ -11,8 +11,8 @@ run, or the performance gate fired (see `torchair_conformance.report.gate`, `tor
 
 Exit status: 0 rendered (and, with `--gate`, the night is green); 1 red with `--gate`; 2 a missing, empty or
 unreadable history, results, accepted-changes or legs file, a `--conformance` glob that matches no file, or an
-`--out` folder holding files the report did not write (`torchair_conformance.report.outdir`): then nothing under `--out` is
-touched.
+`--out` folder holding files the report did not write (`torchair_conformance.report.outdir`): then nothing under
+`--out` is touched.
 """
 from __future__ import annotations
 
@@ -82,8 +82,8 @@ def check_history(path: str) -> str | None:
         return f"--history {path!r} is a file, not a folder of *.jsonl files"
     files = sorted(Path(path).glob("*.jsonl"))
     if not any(f.stat().st_size for f in files):
-        return (f"history folder {path!r} holds no records (no non-empty *.jsonl); run `python -m torchair_conformance bench` "
-                f"first, or pass the right --history")
+        return (f"history folder {path!r} holds no records (no non-empty *.jsonl); "
+                f"run `python -m torchair_conformance bench` first, or pass the right --history")
     return None
 
 

@@ -67,8 +67,8 @@ class Record:
     def from_dict(cls, data: dict[str, Any]) -> Record:
         """A record of format `FORMAT` (required: the first records already carry it); raises ValueError."""
         versioned.check_format(data, FORMAT, what="a history record",
-                               fix="append it with this checkout's `python -m torchair_conformance bench`, or render it with "
-                                   "the checkout that wrote it")
+                               fix="append it with this checkout's `python -m torchair_conformance bench`, "
+                                   "or render it with the checkout that wrote it")
         return cls(**versioned.known_fields(cls, data))
 
     def key(self) -> tuple:

@@ -35,7 +35,8 @@ def plan(sources: list[Path], into: Path) -> dict[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m torchair_conformance merge-history", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torchair_conformance merge-history",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("sources", nargs="+", type=Path, help="history folders to fold in")
     p.add_argument("--into", required=True, type=Path, help="the history folder to append to (created if absent)")
     args = p.parse_args(argv)

@@ -1,11 +1,11 @@
 """The report's output folder: it replaces only files it wrote itself, listed in a manifest (`MANIFEST`).
 
-`python -m torchair_conformance report --out DIR` must never overwrite a file it did not write (`--out .` in the repository
-root would replace the project's README.md) nor delete one (other `charts/*.png` in DIR). So every render records
-the files it wrote in `DIR/.report-manifest.json`; the next render may replace or delete exactly those. A folder
+`python -m torchair_conformance report --out DIR` must never overwrite a file it did not write (`--out .` in the
+repository root would replace the project's README.md) nor delete one (other `charts/*.png` in DIR). So every render
+records the files it wrote in `DIR/.report-manifest.json`; the next render may replace or delete exactly those. A folder
 with no manifest is taken only while it holds no file at its top level (new, empty, or only sub-folders such as a
-history); a rendered file whose name is taken by a file not in the manifest stops the publication before anything
-is moved.
+history); a rendered file whose name is taken by a file not in the manifest stops the publication before anything is
+moved.
 """
 from __future__ import annotations
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from torchair_conformance.report import changes as changes_mod
-from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report import gate, model, results, units, versioned
+from torchair_conformance.report import matrix as matrix_mod
 
 FORMAT = 1
 VERDICT_JSON = "verdict.json"

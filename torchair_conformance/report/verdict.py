@@ -1,9 +1,9 @@
 """The night's verdict: the conformance results beside the benchmark gate (pure functions; SPEC BE-4).
 
 A night is red when a suite had a failed or errored test, a known divergence XPASSed (fixed upstream: its entry
-must go), an expected leg (implementation x SoC x CANN x torch-npu, see `torchair_conformance.report.legs`) has no results or
-no benchmarks from tonight, an implementation named in `Night.required` has no results from tonight, results are
-older than a later benchmark run of the same environment, or the gate fired.
+must go), an expected leg (implementation x SoC x CANN x torch-npu, see `torchair_conformance.report.legs`) has no
+results or no benchmarks from tonight, an implementation named in `Night.required` has no results from tonight, results
+are older than a later benchmark run of the same environment, or the gate fired.
 """
 from __future__ import annotations
 

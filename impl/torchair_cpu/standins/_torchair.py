@@ -2,10 +2,10 @@
 
 Everything here that would run GE or ask CANN raises ``NeedsCANNError``, with two exceptions. A graph handle,
 ``TorchNpuGraphBase``, loads, compiles and runs its GE graph on the project's CPU GE executor (``_graph.py``). And
-``export``: upstream's Python builds the whole export model (``GeGraph.SerializeToString()``, a serialized ``ge.proto.ModelDef``,
-ge/_ge_graph.py) and hands it to the native side to be written as ``<export_path_dir>/<export_name>``; the stand-in
-writes those bytes unchanged, adding nothing. What GE's own writer would add or normalise is not imitated, so only an
-NPU run checks it.
+``export``: upstream's Python builds the whole export model (``GeGraph.SerializeToString()``, a serialized
+``ge.proto.ModelDef``, ge/_ge_graph.py) and hands it to the native side to be written as
+``<export_path_dir>/<export_name>``; the stand-in writes those bytes unchanged, adding nothing. What GE's own writer
+would add or normalise is not imitated, so only an NPU run checks it.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class TorchDataType(enum.Enum):
 
 
 def export(serialized_graph: bytes, options: Mapping[str, str]) -> None:
-    """EX-3/EX-4: write upstream's serialized export model, unchanged, to ``options['export_path_dir']/options['export_name']``."""
+    """EX-3/EX-4: write upstream's serialized export model, unchanged, to
+    ``options['export_path_dir']/options['export_name']``."""
     path = os.path.join(options["export_path_dir"], options["export_name"])
     with open(path, "wb") as handle:
         handle.write(bytes(serialized_graph))

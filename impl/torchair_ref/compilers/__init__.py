@@ -35,7 +35,7 @@ REGISTRY = {
 class CompiledGraph:
     """A compiled inference graph: `boxed` takes a list of inputs (and may clear it) and returns the outputs."""
 
-    boxed: Callable[[list], Any]
+    boxed: Callable[[list[Any]], Any]
     record: dict[str, Any]
     #: files the record refers to: name inside the cache's kernel folder -> bytes (written beside the artifact)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -47,15 +47,16 @@ class CompiledGraph:
 class Job:
     """What the pipeline asks of a compiler for one Dynamo graph, and (`graph`) what the compiler made of it."""
 
-    decompositions: dict
+    decompositions: dict[Any, Any]
     #: keep copies of the compiled kernels' shared objects in the record's files (`ge_cache=True`)
     keep_kernels: bool
     #: the pipeline's review of AOTAutograd's ATen graph and its inputs: (why it is not cacheable, or None; the
     #: aliasing outputs as `aliases` records them); it may raise to reject the graph (CC-13)
-    review: Callable[[Any, list], tuple[UncacheableError | None, list[dict]]]
+    review: Callable[[Any, list[Any]], tuple[UncacheableError | None, list[dict[str, Any]]]]
     graph: CompiledGraph | None = None
 
-    def accept(self, graph: CompiledGraph, problem: UncacheableError | None, aliases: list[dict]) -> CompiledGraph:
+    def accept(self, graph: CompiledGraph, problem: UncacheableError | None,
+               aliases: list[dict[str, Any]]) -> CompiledGraph:
         """Keep `graph` as this job's result, not cacheable for `problem`, naming its aliasing outputs (CC-18)."""
         graph.uncacheable = graph.uncacheable or problem
         if aliases and graph.uncacheable is None:
@@ -69,10 +70,10 @@ class GraphCompiler(Protocol):
 
     NAME: str
 
-    def build(self, gm: Any, example_inputs: list, job: Job) -> Callable:
+    def build(self, gm: Any, example_inputs: list[Any], job: Job) -> Callable[..., Any]:
         """CC-7: compile Dynamo's graph for inference; returns the callable Dynamo runs, sets `job.graph`."""
 
-    def load(self, record: dict[str, Any], kernel_dir: str, guaranteed: list | None) -> Callable[[list], Any]:
+    def load(self, record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None) -> Callable[[list[Any]], Any]:
         """CC-14: the boxed callable of a record this compiler wrote, rebuilt without tracing."""
 
 
@@ -93,7 +94,7 @@ def get(name: str) -> GraphCompiler:
     if getattr(module, "NAME", None) != name:
         raise ValueError(f"{REGISTRY[name]} is registered as compiler {name!r} but names itself "
                          f"{getattr(module, 'NAME', None)!r}; fix REGISTRY or its NAME")
-    return module  # type: ignore[return-value] - a module implements the protocol
+    return module  # a module implements the protocol
 
 
 def for_record(record: dict[str, Any]) -> GraphCompiler:
@@ -104,7 +105,7 @@ def for_record(record: dict[str, Any]) -> GraphCompiler:
     return get(name)
 
 
-def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None = None) -> Callable[[list[Any]], Any]:
     """CC-14: rebuild a compiled graph's boxed callable from its record, without tracing. `guaranteed[i]` is the
     (sizes, strides) of input i that the caller checks before every call (None: not all static), so that the graph
     need not check them again. Outputs that alias an input or another output are rebuilt as views of the live

@@ -3,10 +3,11 @@
 A method may return an input itself, a view of one (`x.view(-1)`, `torch.view_as_real(z)`) or a view of another of
 its outputs. The compiled graph alone does not promise such aliasing: AOTAutograd's runtime wrapper regenerates each
 of those outputs from its live base after the graph ran, and a warm start runs the graph without that wrapper. So
-the record names them, and `rebuilding` does what the wrapper does (its `as_strided` fallback), with no Dynamo or AOTAutograd import: the input
-itself where the output is the input, else a view of the live base with the size, stride and storage offset of the
-graph's output (`as_strided`), through `view_as_real`/`view_as_complex` where the view changed the dtype so.
-The result is a real view of the caller's tensor, as in eager (`._base`, shared storage), never a stale copy.
+the record names them, and `rebuilding` does what the wrapper does (its `as_strided` fallback), with no Dynamo or
+AOTAutograd import: the input itself where the output is the input, else a view of the live base with the size, stride
+and storage offset of the graph's output (`as_strided`), through `view_as_real`/`view_as_complex` where the view changed
+the dtype so. The result is a real view of the caller's tensor, as in eager (`._base`, shared storage), never a stale
+copy.
 
 Record: `graph["output_aliases"] = [{"output": i, "kind": KIND, "base": j}, ...]`, KIND one of `"input"` (output i
 is graph input j), `"view_of_input"` (a view of graph input j), `"view_of_output"` (a view of graph output j).
@@ -38,12 +39,13 @@ def check(aliases: Any, n_inputs: int | None = None) -> list[tuple[int, str, int
     return plan
 
 
-def rebuilding(boxed: Callable[[list], Any], aliases: list, n_inputs: int | None = None) -> Callable[[list], Any]:
+def rebuilding(boxed: Callable[[list[Any]], Any], aliases: list[Any],
+               n_inputs: int | None = None) -> Callable[[list[Any]], Any]:
     """CC-18: `boxed` with the recorded aliasing outputs regenerated from the live inputs and outputs."""
     plan = check(aliases, n_inputs)
     input_bases = sorted({base for _, kind, base in plan if kind != "view_of_output"})
 
-    def call(args: list) -> Any:
+    def call(args: list[Any]) -> Any:
         bases = {j: args[j] for j in input_bases}  # before the graph runs: a boxed call may clear `args`
         outputs = boxed(args)
         rebuilt = list(outputs)

@@ -17,19 +17,19 @@ NAME = "cudagraphs"
 _WARMUP_CALLS = 2
 
 
-def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+def build(gm: Any, example_inputs: list[Any], job: Job) -> Callable[..., Any]:
     """CC-7: the eager graph, replayed from CUDA graphs."""
 
     def replayed(graph: CompiledGraph) -> CompiledGraph:
         graph.boxed = CudaGraphRunner(graph.boxed)
-        graph.boxed._boxed_call = True  # type: ignore[attr-defined] - AOTAutograd then passes the inputs boxed
+        graph.boxed._boxed_call = True  # type: ignore[attr-defined]  # AOTAutograd then passes the inputs boxed
         graph.record["cudagraphs"] = True
         return graph
 
     return eager.through_aot(gm, example_inputs, job, replayed)
 
 
-def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None = None) -> Callable[[list[Any]], Any]:
     """CC-14: the eager graph of the record, replayed from CUDA graphs."""
     return CudaGraphRunner(eager.load(record, kernel_dir, guaranteed))
 
@@ -37,12 +37,12 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None
 class CudaGraphRunner:
     """A boxed callable that replays `boxed` from a CUDA graph, capturing one graph per input signature."""
 
-    def __init__(self, boxed: Callable[[list], Any]) -> None:
+    def __init__(self, boxed: Callable[[list[Any]], Any]) -> None:
         self._boxed = boxed
-        self._graphs: dict[tuple, tuple[Any, list, Any]] = {}
-        self._seen: dict[tuple, int] = {}
+        self._graphs: dict[tuple[Any, ...], tuple[Any, list[Any], Any]] = {}
+        self._seen: dict[tuple[Any, ...], int] = {}
 
-    def __call__(self, args: list) -> Any:
+    def __call__(self, args: list[Any]) -> Any:
         inputs = list(args)
         args.clear()
         if not any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs):
@@ -52,7 +52,7 @@ class CudaGraphRunner:
         if entry is None:
             self._seen[key] = self._seen.get(key, 0) + 1
             if self._seen[key] <= _WARMUP_CALLS:
-                stream = torch.cuda.Stream()
+                stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]  # torch leaves Stream unannotated
                 stream.wait_stream(torch.cuda.current_stream())
                 with torch.cuda.stream(stream):
                     out = self._boxed(list(inputs))
@@ -67,7 +67,7 @@ class CudaGraphRunner:
         graph.replay()
         return type(static_outputs)(t.clone() if isinstance(t, torch.Tensor) else t for t in static_outputs)
 
-    def _capture(self, inputs: list) -> tuple[Any, list, Any]:
+    def _capture(self, inputs: list[Any]) -> tuple[Any, list[Any], Any]:
         static_inputs = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):

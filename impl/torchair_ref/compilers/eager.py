@@ -15,23 +15,25 @@ from torchair_ref.errors import UncacheableError
 NAME = "eager"
 
 
-def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+def build(gm: Any, example_inputs: list[Any], job: Job) -> Callable[..., Any]:
     """CC-7: AOTAutograd's inference graph of Dynamo's `gm`, kept as Python source and run as it is."""
     return through_aot(gm, example_inputs, job, lambda graph: graph)
 
 
-def through_aot(gm: Any, example_inputs: list, job: Job, finish: Callable[[CompiledGraph], CompiledGraph]) -> Callable:
+def through_aot(gm: Any, example_inputs: list[Any], job: Job,
+                finish: Callable[[CompiledGraph], CompiledGraph]) -> Callable[..., Any]:
     """Dynamo's `gm` through AOTAutograd (input mutations kept in the graph), the ATen graph kept as source and
     handed to `finish` (which may wrap its callable) before the job takes it."""
 
-    def forward_compiler(aten_gm: Any, inputs: list) -> Any:
+    def forward_compiler(aten_gm: Any, inputs: list[Any]) -> Any:
         problem, aliases = job.review(aten_gm, inputs)
         return job.accept(finish(kept(aten_gm)), problem, aliases).boxed
 
-    return _torch.aot_module_simplified()(
+    compiled_fn: Callable[..., Any] = _torch.aot_module_simplified()(
         gm, example_inputs, fw_compiler=forward_compiler, decompositions=job.decompositions,
         keep_inference_input_mutations=True,
     )
+    return compiled_fn
 
 
 def kept(aten_gm: Any) -> CompiledGraph:
@@ -49,7 +51,7 @@ def kept(aten_gm: Any) -> CompiledGraph:
             uncacheable = uncacheable or UncacheableError(f"the graph code needs {name}: {exc}")
     record = {"compiler": "eager", "code": code.src, "globals": refs}
 
-    def boxed(args: list) -> Any:
+    def boxed(args: list[Any]) -> Any:
         inputs = list(args)
         args.clear()
         return aten_gm(*inputs)
@@ -58,14 +60,14 @@ def kept(aten_gm: Any) -> CompiledGraph:
     return CompiledGraph(boxed=boxed, record=record, uncacheable=uncacheable)
 
 
-def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None = None) -> Callable[[list[Any]], Any]:
     """CC-14: rebuild the graph function from its source (`guaranteed` is unused: the ATen graph asserts nothing
     of its inputs)."""
     namespace = {name: _refs.resolve(ref) for name, ref in record["globals"].items()}
     exec(compile_source(record["code"]), namespace)  # noqa: S102 - our own verified cache file
     forward = namespace["forward"]
 
-    def boxed(args: list) -> Any:
+    def boxed(args: list[Any]) -> Any:
         inputs = list(args)
         args.clear()
         return forward(None, *inputs)

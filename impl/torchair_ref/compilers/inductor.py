@@ -33,7 +33,7 @@ import re
 import sys
 import tempfile
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -59,21 +59,22 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build(gm: Any, example_inputs: list, job: Job) -> Callable:
+def build(gm: Any, example_inputs: list[Any], job: Job) -> Callable[..., Any]:
     """CC-7: compile Dynamo's `gm` with Inductor (`compile_fx`, with `job.decompositions` over Inductor's own);
     Inductor calls back for each ATen graph, which we compile (`compile_fx_inner`) and record."""
 
-    def inner(aten_gm: Any, inputs: list, **kwargs: Any) -> Any:
+    def inner(aten_gm: Any, inputs: list[Any], **kwargs: Any) -> Any:
         problem, aliases = job.review(aten_gm, inputs)
         output, graph = compiled(aten_gm, inputs, keep_kernels=job.keep_kernels, **kwargs)
         job.accept(graph, problem, aliases)
         return output
 
     table = {**_torch.inductor_decompositions(), **job.decompositions} if job.decompositions else None
-    return _torch.compile_fx()(gm, example_inputs, inner_compile=inner, decompositions=table)
+    compiled_fn: Callable[..., Any] = _torch.compile_fx()(gm, example_inputs, inner_compile=inner, decompositions=table)
+    return compiled_fn
 
 
-def compiled(aten_gm: Any, example_inputs: list, *, keep_kernels: bool, **inner_kwargs: Any
+def compiled(aten_gm: Any, example_inputs: list[Any], *, keep_kernels: bool, **inner_kwargs: Any
              ) -> tuple[Any, CompiledGraph]:
     """Inductor's output object for one ATen graph, and our record of it (not cacheable, still run, when this
     torch lays its output out otherwise)."""
@@ -90,8 +91,8 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
     source = getattr(output, "source_code", None)
     call = getattr(output, "current_callable", None)
     if not isinstance(source, str) or call is None:
-        problem = UncacheableError("Inductor produced no Python wrapper")
-        return CompiledGraph(boxed=output, record={}, uncacheable=problem)
+        return CompiledGraph(boxed=output, record={},
+                             uncacheable=UncacheableError("Inductor produced no Python wrapper"))
     scope = getattr(getattr(call, "__func__", call), "__globals__", {})
     kernels, files = [], {}
     problem: UncacheableError | None = None
@@ -105,7 +106,8 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
         loaded = _LOADED_KERNELS.get(getattr(module, "__name__", None))
         if loaded is not None and so_path == loaded[2]:
             so_path = loaded[0]
-        elif not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
+        elif not (isinstance(obj, types.BuiltinFunctionType) and module is not None and isinstance(so_path, str)
+                  and so_path.endswith(".so")):
             problem = UncacheableError(f"kernel {name} is not a loaded shared object")
             continue
         if name not in sources:
@@ -122,10 +124,11 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
             entry["file"] = entry["so_sha256"][:40] + ".so"
             files[entry["file"]] = so_bytes
         kernels.append(entry)
-    extern = sorted({line.split("extern_kernels.", 1)[1].split("(", 1)[0]
-                     for line in source.splitlines() if "extern_kernels." in line and "import" not in line})
+    extern_used = sorted({line.split("extern_kernels.", 1)[1].split("(", 1)[0]
+                          for line in source.splitlines() if "extern_kernels." in line and "import" not in line})
     extern_kernels = _torch.inductor_extern_kernels()
-    if any(getattr(extern_kernels, n, None) is not getattr(torch, n, object()) for n in extern):
+    extern: list[str] | None = extern_used
+    if any(getattr(extern_kernels, n, None) is not getattr(torch, n, object()) for n in extern_used):
         extern = None  # some extern kernel is Inductor's own: the warm start then imports Inductor's table
     if getattr(output, "constants", None):
         problem = UncacheableError("the compiled graph holds tensor constants, which this cache format does not store")
@@ -139,7 +142,7 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
     return CompiledGraph(boxed=output, record=record, files=files, uncacheable=problem)
 
 
-def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None) -> Callable[[list], Any]:
+def load(record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None = None) -> Callable[[list[Any]], Any]:
     """CC-14: run Inductor's wrapper with local stand-ins (the light loader) when every import line of it is one
     the stand-ins are known to cover; otherwise run it as it is, with Inductor's own helpers and kernel loader.
     The light loader takes kernels only from shared objects verified by their digest and bound by their source's,
@@ -152,7 +155,7 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None
         namespace: dict[str, Any] = {"__name__": name}
         exec(compile(record["source"], f"<torchair_ref inductor graph {name}>", "exec"), namespace)  # noqa: S102
         return _aligned(namespace["call"], record)
-    namespace: dict[str, Any] = {
+    namespace = {
         "__name__": "torchair_ref_inductor_" + sha256_bytes(record["source"].encode())[:16],
         "run_intermediate_hooks": _run_intermediate_hooks,
         "maybe_profile": _maybe_profile,
@@ -163,21 +166,21 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list | None = None
     }
     lines = []
     for line in without_checked_asserts(record["source"], guaranteed).splitlines():
-        name = _torch.INDUCTOR_HELPER_IMPORTS.get(line.strip())
-        if name is not None and namespace.get(name) is not None:
+        helper = _torch.INDUCTOR_HELPER_IMPORTS.get(line.strip())
+        if helper is not None and namespace.get(helper) is not None:
             continue
         lines.append(line)
     exec(compile("\n".join(lines), f"<torchair_ref inductor graph {namespace['__name__']}>", "exec"), namespace)  # noqa: S102
     return _aligned(namespace["call"], record)
 
 
-def _aligned(call: Callable[[list], Any], record: dict[str, Any]) -> Callable[[list], Any]:
+def _aligned(call: Callable[[list[Any]], Any], record: dict[str, Any]) -> Callable[[list[Any]], Any]:
     """The wrapper's `call`, copying the inputs Inductor asked to check for alignment when they are misaligned."""
     misaligned = record.get("inputs_to_check") or []
     if not misaligned:
         return call
 
-    def boxed(args: list) -> Any:
+    def boxed(args: list[Any]) -> Any:
         for i in misaligned:
             arg = args[i]
             if isinstance(arg, torch.Tensor) and arg.data_ptr() % 16:
@@ -208,7 +211,7 @@ def _run_intermediate_hooks(name: str, value: Any) -> None:
 
 
 @contextlib.contextmanager
-def _maybe_profile(should_profile: bool, *args: Any, **kwargs: Any):
+def _maybe_profile(should_profile: bool, *args: Any, **kwargs: Any) -> Iterator[Any]:
     if should_profile:
         with torch.profiler.profile(*args, **kwargs) as prof:
             yield prof
@@ -229,7 +232,7 @@ def _extern_kernels(names: list[str] | None) -> Any:
 class _AsyncCompile:
     """Stand-in for Inductor's AsyncCompile: C++ kernels come from verified shared objects, the rest from Inductor."""
 
-    def __init__(self, kernels: list[dict], kernel_dir: str) -> None:
+    def __init__(self, kernels: list[dict[str, Any]], kernel_dir: str) -> None:
         # Each declaration is bound by the digest of its own source, never by its place among the declarations.
         self._kernels = {k["source_sha256"]: k for k in kernels if isinstance(k.get("source_sha256"), str)}
         self._kernel_dir = kernel_dir
@@ -242,7 +245,7 @@ class _AsyncCompile:
             return loaded
         return self._inductor().cpp_pybinding(argtypes, source)
 
-    def wait(self, scope: dict) -> None:
+    def wait(self, scope: dict[str, Any]) -> None:
         if self._real is not None:
             self._real.wait(scope)
 
@@ -318,6 +321,8 @@ def _load_extension(module_name: str, data: bytes) -> types.ModuleType:
 def _exec_extension(module_name: str, path: str) -> types.ModuleType:
     loader = importlib.machinery.ExtensionFileLoader(module_name, path)
     spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
+    if spec is None:  # never with an explicit loader; the API's type allows it
+        raise ImportError(f"no module spec for the kernel {path!r}")
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module

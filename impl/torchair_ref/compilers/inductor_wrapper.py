@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 from torchair_ref._torch import INDUCTOR_HELPER_IMPORTS
 
@@ -61,7 +62,7 @@ def unknown_import(source: str) -> str | None:
     return None
 
 
-def without_checked_asserts(source: str, guaranteed: list | None) -> str:
+def without_checked_asserts(source: str, guaranteed: list[Any] | None) -> str:
     """The wrapper with `pass` in place of each `assert_size_stride` (or `assert_size_stride_grouped`) of inputs
     that only repeats what the cached callable's input check makes sure of before every call (pure): the same static
     sizes and strides of the same inputs (`guaranteed[i]` for input i, `inputs.guaranteed_layouts`), all of them
@@ -90,7 +91,7 @@ def without_checked_asserts(source: str, guaranteed: list | None) -> str:
     return "\n".join(lines)
 
 
-def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
+def _asserted_layouts(statement: str) -> dict[str, tuple[Any, ...]] | None:
     """{input name: (sizes, strides)} of one `assert_size_stride[_grouped](..., 'input')` call whose sizes and
     strides are all integer literals (pure); None for anything else (a symbolic size, another form or tag)."""
     plain = _PLAIN_ASSERT.match(statement)  # the common form, without parsing (a wrapper may hold hundreds)
@@ -100,8 +101,8 @@ def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
         call = ast.parse(statement, mode="eval").body
     except SyntaxError:
         return None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.keywords
-            and len(call.args) in (3, 4)):
+    if (not isinstance(call, ast.Call) or not isinstance(func := call.func, ast.Name) or call.keywords
+            or len(call.args) not in (3, 4)):
         return None
     if len(call.args) == 4 and not (isinstance(call.args[3], ast.Constant) and call.args[3].value == "input"):
         return None  # a check after some op: only the checks of the inputs as the call received them repeat ours
@@ -110,11 +111,11 @@ def _asserted_layouts(statement: str) -> dict[str, tuple] | None:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     target = call.args[0]
-    if call.func.id == "assert_size_stride" and isinstance(target, ast.Name):
+    if func.id == "assert_size_stride" and isinstance(target, ast.Name):
         names, sizes, strides = [target.id], [sizes], [strides]
-    elif call.func.id == "assert_size_stride_grouped" and isinstance(target, ast.Tuple) and all(
+    elif func.id == "assert_size_stride_grouped" and isinstance(target, ast.Tuple) and all(
             isinstance(e, ast.Name) for e in target.elts):
-        names = [e.id for e in target.elts]
+        names = [e.id for e in target.elts if isinstance(e, ast.Name)]  # all are, checked above
     else:
         return None
     if not (isinstance(sizes, list | tuple) and isinstance(strides, list | tuple)):

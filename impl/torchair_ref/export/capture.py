@@ -50,7 +50,7 @@ class _GraphCaptured(Exception):
     """Raised by the stub the capture backend returns, so that the captured model is never run."""
 
 
-def _call_model(model: torch.nn.Module, args: tuple, kwargs: dict) -> Any:
+def _call_model(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return model(*args, **kwargs)
 
 
@@ -58,7 +58,7 @@ def _stop(*_args: Any) -> None:
     raise _GraphCaptured
 
 
-def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool) -> CapturedGraph:
+def capture(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], *, dynamic: bool) -> CapturedGraph:
     """EX-1: trace ``model(*args, **kwargs)`` as one graph (a graph break raises) into an ATen inference graph."""
     recorded: dict[str, Any] = {}
 
@@ -95,7 +95,8 @@ def capture(model: torch.nn.Module, args: tuple, kwargs: dict, *, dynamic: bool)
 
 
 def _classify(
-    model: torch.nn.Module, args: tuple, kwargs: dict, gm: torch.fx.GraphModule, values: list[Any], sources: list[str]
+    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], gm: torch.fx.GraphModule,
+    values: list[Any], sources: list[str],
 ) -> CapturedGraph:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(values):
@@ -144,7 +145,7 @@ def _get_attr(gm: torch.nn.Module, target: str) -> Any:
     return obj
 
 
-def _path_name(path: tuple) -> str:
+def _path_name(path: tuple[Any, ...]) -> str:
     """``(args, kwargs)`` key path -> op name: ``args_0``, ``kwargs_mask``, ``args_1_0``."""
     parts = ["args" if path[0].idx == 0 else "kwargs"]
     for key in path[1:]:
@@ -182,7 +183,8 @@ def process_groups(gm: torch.fx.GraphModule) -> list[str]:
     for node in gm.graph.nodes:
         if node.op != "call_function" or not isinstance(node.target, _torch.op_overload()):
             continue
-        schema = [a.name for a in node.target._schema.arguments]
+        # an OpOverload (the seam returns its class as a plain `type`)
+        schema = [a.name for a in node.target._schema.arguments]  # type: ignore[attr-defined]
         for name, value in [*zip(schema, node.args), *node.kwargs.items()]:
             if name == "group_name" and isinstance(value, str) and value not in names:
                 names.append(value)

@@ -84,7 +84,7 @@ def _flag(config: Any, path: str) -> bool:
 def dynamo_export(
     *args: Any,
     model: torch.nn.Module,
-    export_path: str | os.PathLike = "export_file",
+    export_path: str | os.PathLike[str] = "export_file",
     export_name: str = "export",
     dynamic: bool = False,
     config: Any = None,

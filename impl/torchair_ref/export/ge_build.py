@@ -171,8 +171,10 @@ class Builder:
     def call(self, node: torch.fx.Node) -> None:
         from .lowering import LOWERINGS  # the tables import this module for Value and Builder
 
-        if node.target is operator.getitem and isinstance(self.values.get(node.args[0]), list):
-            self.values[node] = self.values[node.args[0]][node.args[1]]
+        source = node.args[0] if node.args else None
+        if node.target is operator.getitem and isinstance(source, torch.fx.Node) \
+                and isinstance(self.values.get(source), list):
+            self.values[node] = self.values[source][node.args[1]]
             return
         lower = LOWERINGS.get(node.target)
         if lower is None:
@@ -204,7 +206,8 @@ class Builder:
 
 def _target_name(target: Any) -> str:
     if isinstance(target, (_torch.op_overload(), _torch.higher_order_operator())):
-        return str(target) if isinstance(target, _torch.op_overload()) else target.name()
+        # a HigherOrderOperator (the seam returns its class as a plain `type`)
+        return str(target) if isinstance(target, _torch.op_overload()) else target.name()  # type: ignore[attr-defined]
     module = getattr(target, "__module__", None) or type(target).__module__
     return f"{module.removeprefix('_')}.{getattr(target, '__qualname__', repr(target))}"
 

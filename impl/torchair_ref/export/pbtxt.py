@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -11,7 +12,8 @@ from google.protobuf.text_encoding import CEscape
 
 from ge_executor import ge_ir
 
-_LIST_KINDS = (  # (element test, ListValue field, ListValueType name), first match wins
+# (element test, ListValue field, ListValueType name), first match wins
+_LIST_KINDS: tuple[tuple[Callable[[Any], bool], str, str], ...] = (
     (lambda v: isinstance(v, bool), "b", "VT_LIST_BOOL"),
     (lambda v: isinstance(v, int) and not isinstance(v, bool), "i", "VT_LIST_INT"),
     (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "f", "VT_LIST_FLOAT"),
@@ -44,7 +46,7 @@ def set_attr(attr: Any, value: Any, schema_type: str = "") -> bool:
             return True
         for test, fname, kind in _LIST_KINDS:
             if all(test(v) for v in value):
-                values = [ge_ir.cpp_dtype(v) for v in value] if fname == "dt" else value
+                values: Sequence[Any] = [ge_ir.cpp_dtype(v) for v in value] if fname == "dt" else value
                 values = [v.encode() for v in values] if fname == "s" else values
                 getattr(lst, fname).extend(values)
                 lst.val_type = ge_ir.ListValueType.Value(kind)
@@ -68,7 +70,8 @@ def module_stack_text(stack: dict[str, tuple[str, Any]]) -> str:
 
 
 def _quote(text: str) -> str:
-    return '"' + CEscape(text, as_utf8=True) + '"'
+    # CEscape takes str as well as bytes (protobuf's text_encoding.py); its stub names bytes only
+    return '"' + CEscape(text, as_utf8=True) + '"'  # type: ignore[arg-type]
 
 
 def _message_lines(message: Any, indent: int) -> list[str]:

@@ -11,6 +11,7 @@ op's result to the dtype it already has, no ``Cast`` is written. One departure: 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,7 +23,7 @@ aten = torch.ops.aten
 _HALF = (torch.float16, torch.bfloat16)
 
 
-def _binary(ge_type: str) -> Any:
+def _binary(ge_type: str) -> Callable[..., Any]:
     def lower(b: Builder, node: Any, x: Any, y: Any) -> Any:
         if not isinstance(x, Value) and not isinstance(y, Value):  # two plain numbers: Python computes it
             return node.meta["val"]
@@ -32,14 +33,14 @@ def _binary(ge_type: str) -> Any:
     return lower
 
 
-def add(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Value:
+def add(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Any:
     """``add.Tensor`` -> ``Add``; ``alpha != 1`` would be ``AxpyV2``, which the zoo never needs."""
     if alpha != 1:
         raise unsupported(node, f"with alpha={alpha!r} (upstream: AxpyV2)")
     return _binary("Add")(b, node, x, y)
 
 
-def sub(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Value:
+def sub(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Any:
     """``sub.Tensor`` -> ``Sub`` of the operands in the output dtype; ``alpha != 1`` first multiplies y by a
     ``Const`` alpha of y's dtype (``Mul``), as sub.py:14-22 does."""
     if alpha != 1:
@@ -48,7 +49,7 @@ def sub(b: Builder, node: Any, x: Value, y: Any, *, alpha: Any = 1) -> Value:
     return _binary("Sub")(b, node, x, y)
 
 
-def div(b: Builder, node: Any, x: Any, y: Any) -> Value:
+def div(b: Builder, node: Any, x: Any, y: Any) -> Any:
     """``div.Tensor`` -> ``RealDiv`` of the operands in the output dtype (div.py:15-18): true division, integer
     operands having been promoted to the float output dtype."""
     return _binary("RealDiv")(b, node, x, y)
@@ -194,7 +195,7 @@ def convert_element_type(b: Builder, node: Any, x: Value, dtype: Any) -> Value:
     return b.cast(x, dtype)
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.add.Tensor: add,
     aten.sub.Tensor: sub,  # sub.py:14
     aten.mul.Tensor: mul,

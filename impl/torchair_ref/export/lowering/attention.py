@@ -22,6 +22,7 @@ column)``. Dropout, and a mask together with ``is_causal`` (which PyTorch itself
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -95,6 +96,6 @@ def _causal_mask(b: Builder, q: Value, k: Value) -> Value:
     return b.one("Greater", [("x1", cols), ("x2", rows)], torch.bool, (q.shape[-2], k.shape[-2]))
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default: attention,
 }

@@ -20,6 +20,7 @@ process group the GE executor runs the collective in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -87,7 +88,8 @@ def _times(b: Builder, size: Any, row: int) -> Any:
 
 def _offsets(b: Builder, counts: list[Any]) -> list[Any]:
     """0, c0, c0 + c1, ...: Python ints while the counts are known, ``Add`` ops from the first symbolic one."""
-    found, total = [], 0
+    found: list[Any] = []
+    total: Any = 0
     for count in counts:
         found.append(total)
         if isinstance(total, Value) or isinstance(count, Value):
@@ -104,7 +106,7 @@ def wait_tensor(b: Builder, node: Any, x: Value) -> Value:
     return b.one("Identity", [("x", x)], dtype, shape)
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     _c10d.all_reduce.default: all_reduce,
     _c10d.all_gather_into_tensor.default: all_gather_into_tensor,
     _c10d.reduce_scatter_tensor.default: reduce_scatter_tensor,

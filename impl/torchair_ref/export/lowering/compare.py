@@ -7,6 +7,7 @@ another there, and the reference keeps each one's rule), then one GE op.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -98,7 +99,7 @@ def masked_fill(b: Builder, node: Any, x: Value, mask: Value, value: Any) -> Val
     return b.one("MaskedFill", [("x", x), ("mask", mask), ("value", b.promote(value, dtype))], dtype, shape)
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.le.Tensor: le,
     aten.le.Scalar: le,
     aten.lt.Scalar: lt_scalar,

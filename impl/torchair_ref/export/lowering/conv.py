@@ -8,6 +8,7 @@ upstream takes for Ascend A2/A3 (``is_arch35()`` false; arch35 chips take ``MaxP
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -106,7 +107,7 @@ def batch_norm(b: Builder, node: Any, x: Value, weight: Value | None, bias: Valu
     return [y, empty, empty]
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.convolution.default: convolution,
     aten.max_pool2d_with_indices.default: max_pool2d_with_indices,
     aten._native_batch_norm_legit_no_training.default: batch_norm,

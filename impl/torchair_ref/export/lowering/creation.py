@@ -9,6 +9,7 @@ does the reference). The output dtype is the traced one, which is what each conv
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -98,7 +99,7 @@ def scalar_tensor(b: Builder, node: Any, s: Any, *, dtype: Any = None, layout: A
     return b.promote(s, out(node)[0])
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.ones.default: ones,
     aten.zeros.default: zeros,
     aten.new_ones.default: new_ones,

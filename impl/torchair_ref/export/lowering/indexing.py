@@ -8,6 +8,7 @@ them (``ge/_ge_graph.py:1380-1384``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -52,7 +53,7 @@ def gather(b: Builder, node: Any, x: Value, dim: int, index_: Value, *, sparse_g
     return b.one("GatherElements", [("x", x), ("index", b.cast(index_, torch.int64))], dtype, shape, {"dim": dim})
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.select.int: select,
     aten.index.Tensor: index,
     aten.gather.default: gather,

@@ -7,6 +7,7 @@ are int64 constants, as upstream's ``TT_INDEX_NUMBER`` constants are (``ge/_ge_g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -51,7 +52,7 @@ def softmax(b: Builder, node: Any, x: Value, dim: int, half_to_float: bool) -> V
     return b.one("SoftmaxV2", [("x", x)], dtype, shape, {"axes": [dim], "half_to_float": bool(half_to_float)})
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.sum.default: sum_all,
     aten.sum.dim_IntList: sum_dims,
     aten.cumsum.default: cumsum,

@@ -11,6 +11,7 @@ int64 (GE's index type; ``split``'s axis is int32 as upstream writes it); a list
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -226,7 +227,7 @@ def sym_size(b: Builder, node: Any, x: Value, dim: int) -> Any:
                  {"validate_indices": True, **_GATHER_ATTRS})
 
 
-TABLE = {
+TABLE: dict[Any, Callable[..., Any]] = {
     aten.view.default: reshape,
     aten._unsafe_view.default: reshape,
     aten.alias.default: alias,
