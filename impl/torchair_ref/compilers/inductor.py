@@ -103,20 +103,22 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
         so_path = getattr(module, "__file__", None)
         # A kernel this process loaded from a cache (`_load_kernel`) is reused by Inductor when a variant is compiled
         # beside it (CC-17/CC-23): its bytes are the ones that were verified and loaded, its path the recorded one.
-        loaded = _LOADED_KERNELS.get(getattr(module, "__name__", None))
-        if loaded is not None and so_path == loaded[2]:
+        loaded = _LOADED_KERNELS.get(str(getattr(module, "__name__", "")))
+        if loaded is not None and so_path != loaded[2]:
+            loaded = None  # another module of that name, not the one the cache gave
+        if loaded is not None:
             so_path = loaded[0]
-        elif not (isinstance(obj, types.BuiltinFunctionType) and module is not None and isinstance(so_path, str)
-                  and so_path.endswith(".so")):
+        if module is None or not (loaded is not None or (
+                isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so"))):
             problem = UncacheableError(f"kernel {name} is not a loaded shared object")
             continue
         if name not in sources:
             problem = UncacheableError(f"the source of kernel {name} is not a string literal in Inductor's wrapper")
             continue
-        if loaded is not None and so_path == loaded[0]:
+        if loaded is not None:
             so_bytes = loaded[1]
         else:
-            with open(so_path, "rb") as handle:
+            with open(str(so_path), "rb") as handle:  # a str ending in .so (checked above)
                 so_bytes = handle.read()
         entry = {"name": name, "module": module.__name__, "source_sha256": sha256_bytes(sources[name].encode()),
                  "so_sha256": sha256_bytes(so_bytes), "so_path": so_path}
