@@ -76,7 +76,8 @@ def this_leg(impl: str, benchmarks: bool, environ: Mapping[str, str] | None = No
     """The legs this run is: its own (SoC from `$TORCHAIR_SOC`, CANN from the toolkit's install info, the installed
     torch-npu) when it benchmarks on an NPU host, else none; never the other legs of a history fetched from the data
     branch, which other runners run tonight."""
-    from torchair_conformance.bench.environment import cann_from_install_info, distribution_version
+    from torchair_conformance.bench.environment import distribution_version
+    from torchair_conformance.report.cann import from_install_info as cann_from_install_info
 
     environ = os.environ if environ is None else environ
     leg = {"impl": impl, "soc": environ.get("TORCHAIR_SOC") or "", "cann": cann_from_install_info(environ) or "",

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchair_conformance.report import versioned
+from torchair_conformance.report import cann, versioned
 
 FORMAT = 1
 #: what to do with a document this reader cannot read
@@ -165,9 +165,7 @@ def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
     found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann"),
              "variant": versions.get("variant") or environ.get("TORCHAIR_LEG_VARIANT")}
     if not found["cann"] and device == "npu":
-        from torchair_conformance.bench.environment import cann_from_install_info
-
-        found["cann"] = cann_from_install_info(environ)
+        found["cann"] = cann.from_install_info(environ)
     parts = [impl, device or "unknown"]
     for name in ("cann", "soc", "variant"):
         if found[name]:
