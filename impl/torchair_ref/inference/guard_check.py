@@ -143,6 +143,11 @@ def tensor_fits(value: Any, spec: dict) -> bool:
     return True
 
 
+def global_state_now() -> str:
+    """The live global state as GLOBAL_STATE's C++ guard writes it (JSON), to name what differs (CC-23)."""
+    return str(_torch.global_state_guard()().__getstate__())
+
+
 def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     """GLOBAL_STATE as two C++ guards, by the caller's grad mode: the cold trace ran with grad off (CC-16), and so
     does the warm graph whatever the caller's mode, so grad mode is the one field the warm call need not match."""
