@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
+
 __all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name",
            "needs_torch_npu"]
 
@@ -27,7 +29,7 @@ _SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "
 _INFERENCE_SURFACE = ("cache_compile", "readable_cache")
 
 
-class ImplementationError(Exception):
+class ImplementationError(ConformanceError):
     """IMPL-1: the named module cannot be imported or lacks part of the required surface."""
 
 

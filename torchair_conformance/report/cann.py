@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
+
 _PATTERN = re.compile(
     r"(?P<major>\d+)\.(?P<minor>\d+)\.(?:(?P<final>\d+)|RC(?P<rc>\d+)|T(?P<trial>\d+))"
     r"(?:\.(?P<patch>\d+))?"
@@ -37,7 +39,7 @@ _PRE = {"alpha": 0, "beta": 1, "b": 2}
 _RELEASE = 3
 
 
-class CannVersionError(ValueError):
+class CannVersionError(ConformanceError, ValueError):
     """Not a CANN version string; the message names the value and the expected shape."""
 
 

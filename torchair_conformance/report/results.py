@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import cann, versioned
 
 FORMAT = 1
@@ -48,7 +49,7 @@ def test_id(name: str) -> str:
     return "torchair_conformance/" + name[len(_LEGACY_FOLDER):] if name.startswith(_LEGACY_FOLDER) else name
 
 
-class ResultsError(ValueError):
+class ResultsError(ConformanceError, ValueError):
     """A results file that is not the suite's results document; the message names the file and the entry."""
 
 
