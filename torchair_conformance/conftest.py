@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from torchair_conformance import clauses, divergences, models, profiles
-from torchair_conformance.impl import Implementation, ImplementationError, resolve, selected_name
+from torchair_conformance.impl import Implementation, ImplementationError, add_option, resolve, selected_name
 from torchair_conformance.report import results
 
 
@@ -54,8 +54,7 @@ profiles.register()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("conformance", "TorchAir conformance suite")
-    group.addoption("--impl", default=None, metavar="MODULE",
-                    help="implementation under test (default: $TORCHAIR_CONFORMANCE_IMPL, else torchair_ref)")
+    add_option(group.addoption)
     group.addoption("--clause", action="append", default=[], metavar="ID",
                     help="run only the tests that check one of these SPEC clause IDs (repeatable, or comma-separated: "
                          "--clause CC-15,CC-16)")

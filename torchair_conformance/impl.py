@@ -8,6 +8,7 @@ installed and no CANN, even ``import torch`` fails, so a CPU run must never touc
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -16,8 +17,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ENV_VAR", "DEFAULT_IMPL", "ImplementationError", "Implementation", "resolve", "load", "selected_name",
-           "needs_torch_npu"]
+from torchair_conformance.errors import ConformanceError
+
+__all__ = ["ENV_VAR", "DEFAULT_IMPL", "OPTION_HELP", "ImplementationError", "Implementation", "resolve", "load",
+           "selected_name", "needs_torch_npu", "add_option", "name_problem"]
 
 ENV_VAR = "TORCHAIR_CONFORMANCE_IMPL"
 DEFAULT_IMPL = "torchair_ref"
@@ -27,7 +30,7 @@ _SURFACE = ("CompilerConfig", "get_npu_backend", "dynamo_export", "inference", "
 _INFERENCE_SURFACE = ("cache_compile", "readable_cache")
 
 
-class ImplementationError(Exception):
+class ImplementationError(ConformanceError):
     """IMPL-1: the named module cannot be imported or lacks part of the required surface."""
 
 
@@ -84,6 +87,28 @@ class Implementation:
         return None if hook is None else hook(nbytes)
 
 
+#: the one help text of ``--impl`` (pytest, ``bench``, ``nightly``)
+OPTION_HELP = f"implementation under test, a module with the IMPL-1 surface (default: ${ENV_VAR}, else {DEFAULT_IMPL})"
+
+
+def add_option(add: Callable[..., Any], *, required: bool = False) -> None:
+    """IMPL-1: the one ``--impl`` option, added with argparse's ``add_argument`` or pytest's ``addoption``."""
+    add("--impl", metavar="MODULE", help=OPTION_HELP, **({"required": True} if required else {"default": None}))
+
+
+def name_problem(name: str) -> str | None:
+    """IMPL-1: why ``name`` cannot name an implementation, without importing it (a dotted module name whose top
+    package is on this Python's path), or None. The one check of ``--impl``: ``load`` makes it, and the commands
+    that start processes make it before they start them."""
+    if not all(part.isidentifier() for part in name.split(".")):
+        return (f"--impl {name!r}: cannot import it: not a module name; pass an importable module to --impl or "
+                f"${ENV_VAR} (such as {DEFAULT_IMPL}, or torchair_npu on an Ascend host)")
+    if importlib.util.find_spec(name.split(".")[0]) is None:
+        return (f"--impl {name!r}: cannot import it: no such module on this Python's path; pass an importable "
+                f"module to --impl or ${ENV_VAR} (such as {DEFAULT_IMPL}, or torchair_npu on an Ascend host)")
+    return None
+
+
 def selected_name(option: str | None = None, environ: Mapping[str, str] | None = None) -> str:
     """IMPL-1: the module name: the ``--impl`` value, else ``$TORCHAIR_CONFORMANCE_IMPL``, else ``torchair_ref``."""
     environ = os.environ if environ is None else environ
@@ -105,6 +130,9 @@ def load(name: str) -> ModuleType:
                 f"--impl {name} needs `import torch_npu` to succeed first, and it failed: {exc!r}; "
                 "run it in an environment with torch-npu and CANN (tox -e npu)"
             ) from exc
+    problem = name_problem(name)
+    if problem:
+        raise ImplementationError(problem)
     try:
         return importlib.import_module(name)
     except ImportError as exc:

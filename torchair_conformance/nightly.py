@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 
+from torchair_conformance.impl import add_option, name_problem
 from torchair_conformance.report import matrix, results
 
 #: the night's benchmarks: the per-call overhead (tiny), a small model, and one of realistic size (125M parameters)
@@ -31,7 +31,7 @@ DEFAULT_MODELS = ("tiny", "gpt-small", "llama-125m")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m torchair_conformance nightly", description=__doc__.split("\n\n")[0])
-    p.add_argument("--impl", required=True, help="implementation under test (torchair_npu on an Ascend runner)")
+    add_option(p.add_argument, required=True)  # torchair_npu on an Ascend runner
     p.add_argument("--model", action="append", default=[],
                    help=f"benchmark model, a preset or package.module:factory (repeatable; default "
                         f"{' '.join(DEFAULT_MODELS)}; `none`: no benchmarks this night)")
@@ -77,7 +77,8 @@ def this_leg(impl: str, benchmarks: bool, environ: Mapping[str, str] | None = No
     """The legs this run is: its own (SoC from `$TORCHAIR_SOC`, CANN from the toolkit's install info, the installed
     torch-npu) when it benchmarks on an NPU host, else none; never the other legs of a history fetched from the data
     branch, which other runners run tonight."""
-    from torchair_conformance.bench.environment import cann_from_install_info, distribution_version
+    from torchair_conformance.bench.environment import distribution_version
+    from torchair_conformance.report.cann import from_install_info as cann_from_install_info
 
     environ = os.environ if environ is None else environ
     leg = {"impl": impl, "soc": environ.get("TORCHAIR_SOC") or "", "cann": cann_from_install_info(environ) or "",
@@ -97,10 +98,9 @@ def check_arguments(args: argparse.Namespace) -> str | None:
 
     if args.rounds < 1:
         return f"--rounds must be at least 1, got {args.rounds}"
-    top = args.impl.split(".")[0]
-    if not top.isidentifier() or importlib.util.find_spec(top) is None:
-        return (f"--impl {args.impl!r}: no such module on this Python's path; pass an installed implementation such "
-                f"as torchair_npu or torchair_ref")
+    problem = name_problem(args.impl)
+    if problem:
+        return problem
     for model in bench_models(args):
         try:
             presets.canonical(model)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import cann
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ _REFERENCE = re.compile(
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-class MatrixError(ValueError):
+class MatrixError(ConformanceError, ValueError):
     """A leg that cannot run as written; the message names the leg and the fix."""
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
+
 __all__ = ["RESULT_PREFIX", "DEFAULT_TIMEOUT_S", "ProcessError", "Reply", "Started", "child_env", "start", "run",
            "read_job", "reply"]
 
@@ -33,7 +35,7 @@ _PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
 _TAIL_CHARS = 6000
 
 
-class ProcessError(AssertionError):
+class ProcessError(ConformanceError, AssertionError):
     """A fresh process died, ran past its time or printed no result."""
 
 

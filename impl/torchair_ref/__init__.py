@@ -10,8 +10,8 @@ import logging
 from typing import Any
 
 from torchair_ref._lazy import surface
+from torchair_ref._version import __version__
 
-__version__ = "0.1.0"
 logger = logging.getLogger("torchair_ref")
 
 #: public name -> module that defines it

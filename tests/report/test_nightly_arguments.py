@@ -33,7 +33,7 @@ def test_a_misspelt_model_fails_at_once_naming_the_valid_ones(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--impl", "torchair_nup"], "--impl 'torchair_nup': no such module on this Python's path"),
+    (["--impl", "torchair_nup"], "--impl 'torchair_nup': cannot import it: no such module on this Python's path"),
     (["--rounds", "0"], "--rounds must be at least 1, got 0"),
     (["--model", "my-model"], "--model: unknown benchmark model 'my-model'"),
     (["--history", "afile"], "--history 'afile': is a file, not a folder"),

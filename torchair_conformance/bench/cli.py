@@ -47,8 +47,7 @@ COLUMNS = (
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m torchair_conformance bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--impl", default=None,
-                   help=f"implementation module (IMPL-1; default ${impl.ENV_VAR}, else {impl.DEFAULT_IMPL})")
+    impl.add_option(p.add_argument)
     p.add_argument("--model", default="tiny",
                    help=f"benchmark model: a preset ({', '.join(presets.NAMES)}; default tiny; --list-models), or your "
                         f"own as package.module:factory, a function returning (module, method, args[, kwargs]) "
@@ -138,7 +137,9 @@ def _run(args: argparse.Namespace, options: Any, history_dir: str | None, clock:
     from torchair_conformance.bench import harness
     from torchair_conformance.report import history
 
-    checked = preflight.check_target(options.impl, args.device, options.model, clock.progress)
+    problem = impl.name_problem(options.impl)  # before a process is started for it
+    checked = {"error": problem} if problem else preflight.check_target(options.impl, args.device, options.model,
+                                                                         clock.progress)
     if checked["error"]:
         print(f"error: {checked['error']}", file=sys.stderr)
         return 2

@@ -21,29 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-#: the toolkit's install info, relative to $ASCEND_HOME_PATH (the CANN layout changed across releases)
-_INSTALL_INFO = ("{arch}-linux/ascend_toolkit_install.info", "ascend_toolkit_install.info",
-                 "../{arch}-linux/ascend_toolkit_install.info", "compiler/version.info")
-
-
-def cann_from_install_info(environ: Mapping[str, str] | None = None, arch: str | None = None) -> str | None:
-    """BE-3: the `version=` line of CANN's install info under `$ASCEND_HOME_PATH`, or None."""
-    environ = os.environ if environ is None else environ
-    home = environ.get("ASCEND_HOME_PATH") or environ.get("ASCEND_TOOLKIT_HOME")
-    if not home:
-        return None
-    arch = arch or platform.machine()
-    for relative in _INSTALL_INFO:
-        path = Path(home, relative.format(arch=arch))
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            key, _, value = line.partition("=")
-            if key.strip().lower() == "version" and value.strip():
-                return value.strip()
-    return None
+from torchair_conformance.report.cann import from_install_info as cann_from_install_info
 
 
 def cann_from_torch_npu(torch_npu: ModuleType) -> str | None:

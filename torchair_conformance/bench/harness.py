@@ -22,6 +22,7 @@ from typing import Any
 
 from torchair_conformance import impl, process
 from torchair_conformance.bench import presets
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import history, stats
 
 logger = logging.getLogger("torchair_conformance.bench")
@@ -42,7 +43,7 @@ VARIANTS = {
 }
 
 
-class BenchError(RuntimeError):
+class BenchError(ConformanceError, RuntimeError):
     """A worker failed; the message carries its error and the tail of its output, `result` what was measured
     before it (set by `run`)."""
 

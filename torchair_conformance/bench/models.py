@@ -14,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from torchair_conformance.bench import presets
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.models import InputMeta, SeedModel
 
 
@@ -195,7 +196,7 @@ def rotary_tables(p: presets.Preset) -> tuple[torch.Tensor, torch.Tensor]:
     return angles.cos(), angles.sin()
 
 
-class ModelError(ValueError):
+class ModelError(ConformanceError, ValueError):
     """`--model package.module:factory` breaks the contract of `from_factory`; the message says how."""
 
 

@@ -18,8 +18,14 @@ reads `8.1.RC1.alpha001` as a release after every `8.1.RC1`, and a string sort p
 """
 from __future__ import annotations
 
+import os
+import platform
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from torchair_conformance.errors import ConformanceError
 
 _PATTERN = re.compile(
     r"(?P<major>\d+)\.(?P<minor>\d+)\.(?:(?P<final>\d+)|RC(?P<rc>\d+)|T(?P<trial>\d+))"
@@ -33,7 +39,7 @@ _PRE = {"alpha": 0, "beta": 1, "b": 2}
 _RELEASE = 3
 
 
-class CannVersionError(ValueError):
+class CannVersionError(ConformanceError, ValueError):
     """Not a CANN version string; the message names the value and the expected shape."""
 
 
@@ -91,3 +97,29 @@ def sort_key(version: Any) -> tuple:
 def same(a: Any, b: Any) -> bool:
     """Whether two CANN fields name one release (`8.1.rc1` is `8.1.RC1`)."""
     return sort_key(a) == sort_key(b) if sort_key(a)[0] == 1 else str(a) == str(b)
+
+
+#: the toolkit's install info, relative to $ASCEND_HOME_PATH (the CANN layout changed across releases)
+INSTALL_INFO = ("{arch}-linux/ascend_toolkit_install.info", "ascend_toolkit_install.info",
+                "../{arch}-linux/ascend_toolkit_install.info", "compiler/version.info")
+
+
+def from_install_info(environ: Mapping[str, str] | None = None, arch: str | None = None) -> str | None:
+    """BE-3: the `version=` line of CANN's install info under `$ASCEND_HOME_PATH` (or `$ASCEND_TOOLKIT_HOME`), or
+    None: the suite's one reader of the installed CANN version, standard library only (no `torch_npu`, which fails
+    to import without CANN). The bench's environment, the results file's name and the nightly's leg use it."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("ASCEND_HOME_PATH") or environ.get("ASCEND_TOOLKIT_HOME")
+    if not home:
+        return None
+    arch = arch or platform.machine()
+    for relative in INSTALL_INFO:
+        try:
+            text = Path(home, relative.format(arch=arch)).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip().lower() == "version" and value.strip().strip("'\""):
+                return value.strip().strip("'\"")
+    return None

@@ -31,6 +31,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import cann
 from torchair_conformance.report import legs as legs_mod
 
@@ -127,7 +128,7 @@ class Accepted:
         return all(str(fields.get(k)) == str(v) for k, v in self.match.items())
 
 
-class AcceptedError(ValueError):
+class AcceptedError(ConformanceError, ValueError):
     """The accepted-changes file is not what `load_accepted` reads; the message names the file and the entry."""
 
 

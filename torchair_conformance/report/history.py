@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import versioned
 
 FORMAT = 1
@@ -38,7 +39,7 @@ KEY_ENV = ("impl", "impl_version", "torch", "torch_npu", "cann", "device", "soc"
 KEY_BENCH = ("model", "method", "mode", "dynamic", "compiler", "ge_cache")
 
 
-class HistoryError(ValueError):
+class HistoryError(ConformanceError, ValueError):
     """A history line that cannot be read; the message names the file and line."""
 
 

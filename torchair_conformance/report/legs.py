@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import cann as cann_mod
 
 #: the implementation the nightly's matrix runs when a leg does not name one
@@ -24,7 +25,7 @@ FIELDS = ("impl", "soc", "cann", "torch_npu", "variant")
 _FAMILIES = ((re.compile(r"(?i)(ascend)?910_?93\w*|a3"), "A3"), (re.compile(r"(?i)(ascend)?910b\w*|a2"), "A2"))
 
 
-class LegsError(ValueError):
+class LegsError(ConformanceError, ValueError):
     """An expected-legs or retired-legs file that cannot be read; the message names the file and the entry."""
 
 

@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from torchair_conformance.errors import ConformanceError
+
 MANIFEST = ".report-manifest.json"
 
 
-class OutDirError(Exception):
+class OutDirError(ConformanceError):
     """The output folder cannot take the report; the message names the folder or file and the fix."""
 
 

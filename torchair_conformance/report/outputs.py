@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from torchair_conformance.errors import ConformanceError
 from torchair_conformance.report import changes as changes_mod
 from torchair_conformance.report import gate, model, results, units, versioned
 from torchair_conformance.report import matrix as matrix_mod
@@ -44,7 +45,7 @@ JUNIT_XML = "verdict-junit.xml"
 STEP_SUMMARY_VAR = "GITHUB_STEP_SUMMARY"
 
 
-class PreviousError(ValueError):
+class PreviousError(ConformanceError, ValueError):
     """The previous night's `verdict.json` cannot be read; the message names the file."""
 
 

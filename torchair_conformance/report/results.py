@@ -36,7 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchair_conformance.report import versioned
+from torchair_conformance.errors import ConformanceError
+from torchair_conformance.report import cann, versioned
 
 FORMAT = 1
 #: what to do with a document this reader cannot read
@@ -53,7 +54,7 @@ def test_id(name: str) -> str:
     return "torchair_conformance/" + name[len(_LEGACY_FOLDER):] if name.startswith(_LEGACY_FOLDER) else name
 
 
-class ResultsError(ValueError):
+class ResultsError(ConformanceError, ValueError):
     """A results file that is not the suite's results document; the message names the file and the entry."""
 
 
@@ -180,9 +181,7 @@ def results_file_name(impl: str, device: str | None, versions: dict[str, Any],
     found = {"soc": versions.get("soc") or environ.get("TORCHAIR_SOC"), "cann": versions.get("cann"),
              "variant": versions.get("variant") or environ.get("TORCHAIR_LEG_VARIANT")}
     if not found["cann"] and device == "npu":
-        from torchair_conformance.bench.environment import cann_from_install_info
-
-        found["cann"] = cann_from_install_info(environ)
+        found["cann"] = cann.from_install_info(environ)
     parts = [impl, device or "unknown"]
     for name in ("cann", "soc", "variant"):
         if found[name]:

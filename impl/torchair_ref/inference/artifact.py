@@ -52,7 +52,7 @@ def environment(device: str) -> dict[str, Any]:
     the CPU's feature flags: Inductor compiles C++ kernels for the host CPU (`-march=native`), so a kernel is only
     kept for a CPU with the same extensions, not merely the same ATen capability.
     """
-    from torchair_ref import __version__
+    from torchair_ref._version import __version__
 
     npu = sys.modules.get("torch_npu")
     return {

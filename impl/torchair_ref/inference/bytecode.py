@@ -5,7 +5,8 @@ live arguments, `self`, closures and module globals (so tensors there are reboun
 compiled graph, and rebuilds the method's return value. We keep that code object (`marshal`, never pickle) and the
 globals it reads that Dynamo injected, each written as data: the compiled graph, or an importable module/object.
 
-A warm start binds the code to the live method's globals, defaults and closure: no tracing, no guards.
+A warm start binds the code to the live method's globals, defaults and closure: no tracing. The guards Dynamo built
+at the cold trace are not here: the record carries them as checks that need no Dynamo, run before this code (CC-21).
 """
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from torchair_ref import _torch
+from torchair_ref.inference import paths
 from torchair_ref.inference.cached import CachedFunction
 
 logger = logging.getLogger("torchair_ref")
@@ -44,11 +45,8 @@ def cache_compile(
         raise ValueError(f"Only torch.nn.Module method can be cached now, got {func}")
     _check_bool("dynamic", dynamic)
     _check_bool("ge_cache", ge_cache)
-    for name, rank in (("global_rank", global_rank), ("tp_rank", tp_rank), ("pp_rank", pp_rank)):
-        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
-            raise ValueError(f"{name} must be a non-negative int or None, got {rank!r}")
-    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
-        raise TypeError(f"cache_dir must be a path (str or os.PathLike) or None, got {type(cache_dir).__name__}")
+    paths.check_ranks(global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank)
+    paths.check_cache_dir(cache_dir)
     if custom_decompositions is not None and not isinstance(custom_decompositions, dict):
         raise TypeError(
             f"custom_decompositions must be a dict as from {_torch.DECOMPOSITIONS_FROM}, got "

@@ -124,7 +124,7 @@ class CachedFunction:
         """CC-24: `copy.deepcopy` and `pickle` copy what `cache_compile` was given, bound to the copied module."""
         options = {"config": self._config, "dynamic": self._dynamic, "cache_dir": self._cache_dir,
                    "ranks": self._ranks, "ge_cache": self._ge_cache}
-        return copies.rebuild, (self._method, options, copies.portable_decompositions(self._decompositions))
+        return rebuild, (self._method, options, copies.portable_decompositions(self._decompositions))
 
     def __repr__(self) -> str:
         return f"<cache_compile of {self.__qualname__}, cache {self._path or '(not resolved yet)'}>"
@@ -385,3 +385,9 @@ class CachedFunction:
         """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""
         if self._path:
             shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
+
+
+def rebuild(method: types.MethodType, options: dict[str, Any], decompositions: list[tuple[Any, Any]]) -> Any:
+    """CC-24: the cached callable of a copy (what `CachedFunction.__reduce__` names): `method` is bound to the copied
+    module."""
+    return CachedFunction(method, decompositions=copies.decompositions_from(decompositions), **options)

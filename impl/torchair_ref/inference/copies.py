@@ -3,11 +3,11 @@
 A cached callable copies as what `cache_compile` was given: the copied module's method and the same options. The
 copy holds no lock, loaded graph or compiled state of the original: its first call resolves its own cache path and
 loads the file there (a warm start) or compiles, as a fresh `cache_compile` of that module would. Decompositions are
-keyed by `OpOverload`s, which do not pickle: they travel as (namespace, operator, overload) names.
+keyed by `OpOverload`s, which do not pickle: they travel as (namespace, operator, overload) names. What rebuilds a copy
+is `cached.rebuild` (beside the class it makes, so that this module and `cached` do not import each other).
 """
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import torch
@@ -36,9 +36,3 @@ def decompositions_from(pairs: list[tuple[Any, Any]]) -> dict:
         decompositions[key] = value
     return decompositions
 
-
-def rebuild(method: types.MethodType, options: dict[str, Any], decompositions: list[tuple[Any, Any]]) -> Any:
-    """CC-24: the cached callable of a copy: `method` is bound to the copied module."""
-    from torchair_ref.inference.cached import CachedFunction
-
-    return CachedFunction(method, decompositions=decompositions_from(decompositions), **options)

@@ -18,7 +18,10 @@ from torchair_ref.errors import TorchairRefError
 
 __all__ = [
     "CACHE_HOME_ENV",
+    "RankTypeError",
     "UnusableNameError",
+    "check_cache_dir",
+    "check_ranks",
     "resolve_root",
     "cache_tags",
     "npu_deterministic_level",
@@ -31,6 +34,11 @@ CACHE_HOME_ENV = "TORCHAIR_CACHE_HOME"
 _DEFAULT_DIRNAME = ".torchair_cache"
 _FILE_NAME = "compiled_module"
 _MODES = ("max-autotune", "reduce-overhead")
+
+
+class RankTypeError(TorchairRefError, TypeError, ValueError):
+    """CC-8: a rank that is not an int (a bool included): a `TypeError`, and a `ValueError` as `cache_compile`'s other
+    bad arguments are (CC-1..6)."""
 
 
 class UnusableNameError(TorchairRefError, ValueError):
@@ -46,14 +54,32 @@ def resolve_root(cache_dir: str | os.PathLike[str] | None, *, env: Mapping[str, 
     if not os.path.isabs(cwd):
         raise ValueError(f"cwd must be an absolute path, got {cwd!r}; pass os.getcwd()")
     if cache_dir:
-        root = os.fspath(cache_dir) if isinstance(cache_dir, (str, os.PathLike)) else None
-        if not isinstance(root, str):
-            raise TypeError(f"cache_dir must be a str or os.PathLike[str], got {cache_dir!r}")
+        root = check_cache_dir(cache_dir)
     elif env.get(CACHE_HOME_ENV):
         root = env[CACHE_HOME_ENV]
     else:
         root = os.path.join(cwd, _DEFAULT_DIRNAME)
     return os.path.normpath(os.path.join(cwd, root))
+
+
+def check_cache_dir(cache_dir: object) -> str | None:
+    """CC-8: ``cache_dir`` as a str path, or None when it is None: the one check of its type (``cache_compile``
+    makes it at the boundary, ``resolve_root`` when it resolves)."""
+    if cache_dir is None:
+        return None
+    root = os.fspath(cache_dir) if isinstance(cache_dir, (str, os.PathLike)) else None
+    if not isinstance(root, str):
+        raise TypeError(f"cache_dir must be a path (str or os.PathLike[str]) or None, got {cache_dir!r} "
+                        f"({type(cache_dir).__name__})")
+    return root
+
+
+def check_ranks(**ranks: object) -> None:
+    """CC-8: each of ``global_rank``, ``tp_rank``, ``pp_rank`` is None or a non-negative int: the one check of the
+    ranks (``cache_compile`` makes it at the boundary, ``dist_level`` when it builds the path)."""
+    for name, rank in ranks.items():
+        if rank is not None:
+            _check_rank(name, rank)
 
 
 def cache_tags(mode: str, ge_cache: bool) -> list[str]:
@@ -99,9 +125,7 @@ def dist_level(
     _check_rank("process_rank", process_rank)
     if process_rank >= world_size:
         raise ValueError(f"process_rank must be < world_size ({world_size}), got {process_rank}")
-    for name, rank in (("global_rank", global_rank), ("tp_rank", tp_rank), ("pp_rank", pp_rank)):
-        if rank is not None:
-            _check_rank(name, rank)
+    check_ranks(global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank)
     parts = []
     if world_size > 1:
         parts.append(f"world{world_size}global_rank{process_rank if global_rank is None else global_rank}")
@@ -124,7 +148,7 @@ def cache_file(root: str, model_info: str, dist: str, func_name: str) -> str:
 def _check_rank(name: str, value: object) -> None:
     # bool is an int subclass: tp_rank=True would silently become "tp_rank1".
     if type(value) is bool or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
+        raise RankTypeError(f"{name} must be a non-negative int or None, got {value!r} ({type(value).__name__})")
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from ..ge_build import Builder, Value
+from ..op_builder import Builder, Value
 from .common import out, unsupported
 
 _c10d = torch.ops._c10d_functional

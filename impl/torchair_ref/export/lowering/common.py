@@ -8,7 +8,7 @@ from typing import Any
 
 import torch.fx
 
-from ..ge_build import COVERAGE_DOC, Builder, UnsupportedOperatorError, spec_of, where
+from ..op_builder import COVERAGE_DOC, Builder, UnsupportedOperatorError, spec_of, where
 
 _INT_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float32}
 

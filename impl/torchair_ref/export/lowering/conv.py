@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..ge_build import Builder, Value
+from ..op_builder import Builder, Value
 from .common import layout, out, unsupported
 
 aten = torch.ops.aten
