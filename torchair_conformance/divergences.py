@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from torchair_conformance.errors import ConformanceError
+
 __all__ = ["Divergence", "DivergenceListError", "DIVERGENCE_DIR", "DRAW_DEPENDENT", "CODE_READING", "FORMAT",
            "default_file", "parse", "parse_expected", "matches", "match", "whole_test_entries", "failure_matches",
            "describe_failure", "trim"]
@@ -36,7 +38,7 @@ _WHERE = re.compile(r"^[\w./-]+\.py:\d+(-\d+)?$")
 _TYPE = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
-class DivergenceListError(ValueError):
+class DivergenceListError(ConformanceError, ValueError):
     """A divergence list that breaks IMPL-5's form; the message names the file, the line and the expected form."""
 
 
