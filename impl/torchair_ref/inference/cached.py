@@ -30,17 +30,7 @@ import torch
 
 from torchair_ref import _files, compilers
 from torchair_ref.errors import CacheFileError, StaleCacheError, UncacheableError
-from torchair_ref.inference import (
-    artifact,
-    bytecode,
-    guard_check,
-    guard_kinds,
-    guard_read,
-    guard_spec,
-    inputs,
-    paths,
-    record,
-)
+from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
 
 logger = logging.getLogger("torchair_ref")
 
@@ -92,6 +82,7 @@ class CachedFunction:
         self._load_failure: dict[str, str] | None = None
         self._save_allowed = True
         self._recompile_reason = ""
+        self._before = guard_read.Before()
         self._lock = threading.RLock()
         self.state = State.UNRESOLVED
         self.__name__ = func.__name__
@@ -245,7 +236,7 @@ class CachedFunction:
         return self._warm_call
 
     @staticmethod
-    def _guard_failed(spec: guard_kinds.GuardSpec, *args: Any, **kwargs: Any) -> Any:
+    def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
         found = inputs.Mismatch("type", f"Dynamo's guard {spec.guard} fails: {spec.text}")
         raise inputs.InputMismatchError(found)
@@ -277,9 +268,10 @@ class CachedFunction:
         )
         traced.__kwdefaults__ = function.__kwdefaults__
         traced.__qualname__ = function.__qualname__
+        self._before = guard_read.Before()  # the guarded state before the traced call runs (CC-21)
         compiled = torch.compile(
             types.MethodType(traced, self._method.__self__), backend=self._backend, fullgraph=True,
-            dynamic=self._dynamic,
+            dynamic=self._dynamic, options={"guard_filter_fn": self._before},
         )
         call = inputs.inference(compiled)
         if not run:
@@ -364,7 +356,8 @@ class CachedFunction:
         transformed = bytecode.transformed_code(traced_code)
         try:
             guards = guard_read.guard_specs(traced_code, function, self._method.__self__, args, kwargs,
-                                            frozenset(source for source, _, _ in compilation.inputs))
+                                            frozenset(source for source, _, _ in compilation.inputs),
+                                            self._before.values)
         except guard_spec.UnknownGuard as exc:
             raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
         written = record.CacheRecord(

@@ -4,10 +4,12 @@ Each check is the Python boolean expression its guard kind writes (`guard_kinds`
 reads its sources and names bound to its constants. `first_call_failure` evaluates the checks of the module and the
 code it reaches (`when == "first"`) once, on the first call, by following each source from the live module and the
 function's globals. `guarded_method` wraps the warm function in a function with the method's own signature whose
-body is one generated boolean expression over the arguments (`when == "call"`): sizes and symbolic relations,
-None-ness, container lengths, values, aliasing, and the ambient state (PyTorch's C++ `GlobalStateGuard`, loaded
-through `_torch` without Dynamo). A call that fails it goes to `on_fail` with the failing check, before any kernel
-runs. Only identifiers, constant keys and the validated templates of `guard_spec` reach generated code.
+body is one generated boolean expression over the arguments, the module, its globals and closure cells, run on every
+call as Dynamo runs its guards (CC-21: state changed between two warm calls counts): sizes and symbolic relations,
+None-ness, container lengths, values, aliasing, the classes and code reached, module attributes, hooks, and the
+ambient state (PyTorch's C++ `GlobalStateGuard`, loaded through `_torch` without Dynamo). A call that fails it goes
+to `on_fail` with the failing check, before any kernel runs. Only identifiers, constant keys and the validated
+templates of `guard_spec` reach generated code.
 """
 from __future__ import annotations
 
@@ -119,7 +121,6 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
     holds, else `on_fail(spec, *args, **kwargs)` with the first failing check (which must raise or compute the call;
     `args` starts with the method's `self`)."""
     code = function.__code__
-    specs = [s for s in specs if s.when == "call"]
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
     varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None
@@ -138,7 +139,7 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
         raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_specs": specs, "_tq_fail": on_fail,
                                  "_tq_G": module_globals, "Exception": Exception, "_tq_list": list, "_tq_dict": dict,
-                                 "_tq_type": type, "_tq_cells": cells(function)}
+                                 "_tq_type": type, "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
     arguments = set(names) | {varargs, varkw}
     writer = _Writer(namespace, lambda source: _source_code(source, arguments))
     tests = [spec.test(writer) for spec in specs]
@@ -169,7 +170,7 @@ def _source_code(source: str, params: set) -> str:
     """Python code reading a per-call source from the wrapper's parameters (names and keys only)."""
     (root, name), steps = _parsed(source)
     if root == "L":
-        code = name if name in params else f"_tq_cells[{name!r}]"
+        code = name if name in params else f"_tq_cells[{name!r}].cell_contents"
     else:
         code = f"_tq_G[{name!r}]"
     for op, arg in steps:

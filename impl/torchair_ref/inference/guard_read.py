@@ -11,6 +11,8 @@ arguments, the module, the function's globals) when its kind reads one.
 """
 from __future__ import annotations
 
+import collections
+import copy
 import inspect
 import types
 from typing import Any
@@ -23,10 +25,40 @@ from torchair_ref.inference import guard_check, guard_kinds, guard_spec, record
 from torchair_ref.inference.guard_kinds import GuardSpec, RawGuard, UnknownGuard
 
 
+class Before:
+    """CC-21: the objects Dynamo guarded, as they were before the cold call ran, by guard source.
+
+    Given to `torch.compile` as its public `guard_filter_fn` option: Dynamo calls it when it builds the guards,
+    after tracing and before the traced frame runs, with the value at each guard's source (keeping every guard).
+    Containers are copied (shallow, of the same type), so that a method appending to a list argument or adding to a
+    dict still records the length it started from; immutable values (a counter's int) are kept as they are. Only the
+    first compile is kept: the one that is saved."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] | None = None
+
+    def __call__(self, entries: Any) -> list[bool]:
+        if self.values is None:
+            values = {}
+            for entry in entries:
+                name = getattr(getattr(entry, "orig_guard", None), "name", None)
+                if isinstance(name, str) and getattr(entry, "has_value", False):
+                    value = entry.value
+                    values[name] = copy.copy(value) if type(value) in _CONTAINERS else value
+            self.values = values
+        return [True] * len(entries)
+
+
+_CONTAINERS = (list, dict, collections.OrderedDict)
+
+
 def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
-                graph_inputs: frozenset[str]) -> list[GuardSpec]:
-    """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), evaluated against the
-    first call's `args`/`kwargs`; raises `UnknownGuard` naming a guard that cannot be translated."""
+                graph_inputs: frozenset[str], before: dict[str, Any] | None = None) -> list[GuardSpec]:
+    """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), with the values at
+    their sources from `before` (`Before.values`: the state before the cold call) and, for a source not there,
+    from the first call's `args`/`kwargs` and the live module; raises `UnknownGuard` naming a guard that cannot be
+    translated."""
+    before = before or {}
     entries = _torch.cache_entries(code)
     if len(entries) != 1:
         raise UnknownGuard(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}")
@@ -52,6 +84,8 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
                 specs.append(spec)
 
     def value_at(source: str) -> Any:
+        if source in before:
+            return before[source]
         return guard_check.resolve(source, frame, function.__globals__)
 
     def walk(manager: Any, source: str | None) -> None:

@@ -4,6 +4,7 @@ attributes absent (NO_HASATTR) and tensors passed once (NO_TENSOR_ALIASING)."""
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from torchair_ref.inference import guard_spec
@@ -27,10 +28,19 @@ class Length(GuardSpec):
     @classmethod
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         source = raw.checked_source()
-        return [cls(raw.kind, raw.when([source]), raw.text, source, len(raw.value))]
+        return [cls(raw.kind, raw.when([source]), raw.text, source, _stated_length(raw.text, source, raw.value))]
 
     def test(self, code: Code) -> str:
         return f"{code.bind(len)}({code.read(self.source)}) == {int(self.length)}"
+
+
+def _stated_length(text: str, source: str, value: object) -> int:
+    """The length Dynamo's own text states (`len(X) == 2`, `not X` for empty), which it took before the cold call
+    ran; else the length of `value`."""
+    if text == f"not {source}":
+        return 0
+    stated = re.fullmatch(rf"len\({re.escape(source)}\) == (\d+)", text)
+    return int(stated.group(1)) if stated else len(value)  # type: ignore[arg-type]
 
 
 @register

@@ -37,8 +37,8 @@ class Tensor(GuardSpec):
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         source = raw.checked_source()
         at = raw.when([source])
-        if at == "call" and source in raw.graph_inputs:
-            return []
+        if source in raw.graph_inputs:
+            return []  # the graph's input check covers it on every call
         if not isinstance(raw.value, torch.Tensor):
             raise UnknownGuard(f"{raw.kind} on {source}, which is not a tensor")
         found = _SIZE_STRIDE.search(raw.text)
