@@ -53,11 +53,12 @@ _CONTAINERS = (list, dict, collections.OrderedDict)
 
 
 def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
-                graph_inputs: frozenset[str], before: dict[str, Any] | None = None) -> list[GuardSpec]:
+                graph_inputs: frozenset[str], before: dict[str, Any] | None = None,
+                refused: list[str] | None = None) -> list[GuardSpec]:
     """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), with the values at
     their sources from `before` (`Before.values`: the state before the cold call) and, for a source not there,
     from the first call's `args`/`kwargs` and the live module; raises `UnknownGuard` naming a guard that cannot be
-    translated."""
+    translated (or, given a `refused` list, appends its reason there and goes on: the benchmark's survey)."""
     before = before or {}
     entries = _torch.cache_entries(code)
     if len(entries) != 1:
@@ -77,7 +78,14 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
         else:  # a guard of our own (a dict's length): its text says what it checks
             parts = (f"len({source}) == {len(value)}",)
         raw = RawGuard(kind, source, parts, value, fixed, graph_inputs)
-        for spec in guard_kinds.translate(raw):
+        try:
+            translated = guard_kinds.translate(raw)
+        except UnknownGuard as exc:
+            if refused is None:
+                raise
+            refused.append(str(exc))
+            return
+        for spec in translated:
             key = repr(spec.to_json())
             if key not in seen:  # the same guard is listed under each source it reads
                 seen.add(key)
@@ -91,7 +99,13 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
     def walk(manager: Any, source: str | None) -> None:
         for guard in manager.get_leaf_guards():
             kind = type(guard).__name__
-            value = _value(kind, source, value_at) if guard_kinds.reads_value(kind) else None
+            try:
+                value = _value(kind, source, value_at) if guard_kinds.reads_value(kind) else None
+            except UnknownGuard as exc:
+                if refused is None:
+                    raise
+                refused.append(str(exc))
+                continue
             add(kind, source, guard, value)
             if kind == "TYPE_MATCH" and isinstance(value, torch.nn.Module):
                 for hooks in _HOOK_DICTS:  # torch 2.13 skips them (`skip_nnmodule_hook_guards`); 2.14 guards them
