@@ -141,16 +141,23 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
                                  "_tq_G": module_globals, "Exception": Exception, "_tq_list": list, "_tq_dict": dict,
                                  "_tq_type": type, "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
     arguments = set(names) | {varargs, varkw}
-    writer = _Writer(namespace, lambda source: _source_code(source, arguments))
-    tests = [spec.test(writer) for spec in specs]
+    # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a deep
+    # module share most of their paths. The slow path (`_tq_which`, only after a failure) reads each check alone.
+    hoisted: dict[str, str] = {}
+    reads: list[str] = []
+    fast = _Writer(namespace, lambda source: _source_code(source, arguments, hoisted, reads))
+    tests = [spec.test(fast) for spec in specs]
+    slow = _Writer(namespace, lambda source: _source_code(source, arguments))
+    alone = [spec.test(slow) for spec in specs]
     pack = ", ".join(params)
     forward = ", ".join(call)
     which = "".join(f"    try:\n        if not ({t}):\n            return {i}\n    except Exception:\n"
-                    f"        return {i}\n" for i, t in enumerate(tests))
+                    f"        return {i}\n" for i, t in enumerate(alone))
     source = (
         f"def guarded({pack}):\n"
         "    try:\n"
-        f"        ok = {' and '.join(f'({t})' for t in tests) or 'True'}\n"
+        + "".join(f"        {line}\n" for line in reads)
+        + f"        ok = {' and '.join(f'({t})' for t in tests) or 'True'}\n"
         "    except Exception:\n"
         "        ok = False\n"
         "    if ok:\n"
@@ -166,14 +173,21 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
     return guarded
 
 
-def _source_code(source: str, params: set) -> str:
-    """Python code reading a per-call source from the wrapper's parameters (names and keys only)."""
+def _source_code(source: str, params: set, hoisted: dict[str, str] | None = None,
+                 reads: list[str] | None = None) -> str:
+    """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`
+    and `reads`, each step is read once into a local (`_tq_s{n} = ...` appended to `reads`) and reused."""
     (root, name), steps = _parsed(source)
     if root == "L":
         code = name if name in params else f"_tq_cells[{name!r}].cell_contents"
     else:
         code = f"_tq_G[{name!r}]"
     for op, arg in steps:
+        if hoisted is not None and reads is not None and code not in params:
+            if code not in hoisted:
+                hoisted[code] = f"_tq_s{len(hoisted)}"
+                reads.append(f"{hoisted[code]} = {code}")
+            code = hoisted[code]
         if op == "attr" or op == "call":
             if not str(arg).isidentifier():
                 raise UnknownGuard(f"{source}: {arg!r} is not an attribute name")
@@ -186,4 +200,9 @@ def _source_code(source: str, params: set) -> str:
             code = f"{code}[_tq_list(_tq_dict.keys({code}))[{int(arg)}]]"
         else:
             code = f"_tq_{op}({code})"
+    if hoisted is not None and reads is not None and code not in params:
+        if code not in hoisted:
+            hoisted[code] = f"_tq_s{len(hoisted)}"
+            reads.append(f"{hoisted[code]} = {code}")
+        code = hoisted[code]
     return code
