@@ -121,6 +121,7 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
     holds, else `on_fail(spec, *args, **kwargs)` with the first failing check (which must raise or compute the call;
     `args` starts with the method's `self`)."""
     code = function.__code__
+    specs = [spec for spec in specs if spec.per_call()]
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
     varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None

@@ -87,6 +87,10 @@ class GuardSpec:
         """The check as a Python boolean expression over `code.read(source)` and `code.bind(constant)`."""
         raise NotImplementedError
 
+    def per_call(self) -> bool:
+        """Whether the warm call's generated check runs it on every call (else only where the file is loaded)."""
+        return True
+
     def read_sources(self) -> list[str]:
         """The guard sources the check reads (a `source` field, or a `sources` list)."""
         source, sources = getattr(self, "source", None), getattr(self, "sources", None)

@@ -37,7 +37,7 @@ class Tensor(GuardSpec):
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         source = raw.checked_source()
         at = raw.when([source])
-        if source in raw.graph_inputs:
+        if at == "call" and source in raw.graph_inputs:
             return []  # the graph's input check covers it on every call
         if not isinstance(raw.value, torch.Tensor):
             raise UnknownGuard(f"{raw.kind} on {source}, which is not a tensor")
@@ -47,6 +47,12 @@ class Tensor(GuardSpec):
         size, stride = ([None if d.strip() == "None" else int(d) for d in group.split(",") if d.strip()]
                         for group in found.groups())
         return [cls(raw.kind, at, raw.text, source, str(raw.value.dtype), raw.value.device.type, size, stride)]
+
+    def per_call(self) -> bool:
+        """A module's tensor (a parameter, a buffer) is checked where the file is loaded, so that one of another
+        size makes the file stale (CC-17); on later calls the graph's input check, which lifts every tensor the
+        graph reads, compares it on every call (a misfit is then a recompile, CC-12)."""
+        return self.when == "call"
 
     def test(self, code: Code) -> str:
         return f"{code.bind(self.fits)}({code.read(self.source)})"
