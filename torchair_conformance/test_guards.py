@@ -145,6 +145,28 @@ def test_module_state_changed_between_warm_calls(impl, kind, data):
     _cold_then_warm(impl, case, "later", data.draw(st.booleans(), label="dynamic"), harness.fast_options(impl))
 
 
+@pytest.mark.clause("CC-21", "CC-14", "CC-17")
+@pytest.mark.parametrize("kind", guard_models.MUTATING_KINDS)
+@given(data=st.data())
+@settings(max_examples=profiles.examples_per_case("process", len(guard_models.MUTATING_KINDS)))
+def test_state_the_method_mutates(impl, kind, data):
+    """CC-21: the guards hold the state from before the cold call. A method that increments a counter it reads, or
+    appends to a list argument: a warm process starting as the cold one did loads the file and traces nothing
+    (CC-14); one starting from the state the cold call left (the counter at 1, a history of one) is not served the
+    cold graph."""
+    case = {"kind": kind, "seed": data.draw(cst.seeds, label="seed"), "rows": data.draw(st.integers(1, 6),
+            label="rows"), "width": data.draw(st.integers(1, 5), label="width")}
+    dynamic = data.draw(st.booleans(), label="dynamic")
+    with harness.scratch() as base:
+        _cold(impl, case, dynamic, harness.fast_options(impl), base)
+        again = _run(impl, case, "cold", dynamic, harness.fast_options(impl), base)
+        assert_worker_ok(again, what="warm run starting as the cold one")
+        assert [c["outcome"] for c in again["calls"]] == ["equal"], f"CC-14: {again['calls']}"
+        assert again["unique_graphs"] == 0, f"CC-14: the warm run traced; warnings: {again['warnings']}"
+        after = _run(impl, case, "warm", dynamic, harness.fast_options(impl), base)
+    _assert_never_served_silently(after, "first")
+
+
 @pytest.mark.clause("CC-22", "CC-14", "CC-20")
 @given(data=st.data())
 @settings(max_examples=profiles.examples("process"))
