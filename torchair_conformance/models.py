@@ -100,7 +100,9 @@ def _named_class(base: type, name: str) -> type:
     """A subclass of ``base`` called ``name``, created once per process (so ``type(m).__name__`` is ``name``)."""
     key = (base.__name__, name)
     if key not in _CLASSES:
-        _CLASSES[key] = type(name, (base,), {"__module__": __name__})
+        # Reachable by its qualified name, so that an instance pickles within the process (CC-24's copies).
+        qualname = f"_{base.__name__}_named_{name}"
+        _CLASSES[key] = globals()[qualname] = type(name, (base,), {"__module__": __name__, "__qualname__": qualname})
     return _CLASSES[key]
 
 

@@ -64,6 +64,10 @@ def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> 
     # symbolic strides recorded as contiguous: the row-major strides
     ([_meta([12, None], [None, 1], [None, "s1"], ["s1", None], contiguous=True)], [torch.randn(12, 6)[:, ::2]],
      "expected size 12==12, stride 6==3 at dim=0"),
+    # upstream's test_cache_dynamic_assert_size_stride: cached for (12, 2) (the 2 fixed by Linear(2, 1)), called with
+    # (12, 12): the first dim that differs, size or stride, in dim order (the reference said `12==2 ... at dim=1`)
+    ([_meta([None, 2], [2, 1], ["s0", None], None, contiguous=True)], [torch.ones(12, 12)],
+     "expected size 12==12, stride 12==2 at dim=0"),
 ])
 def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: list, call: list, expected: str) -> None:
     """CC-15: a size or stride that does not fit a dynamic graph is reported in upstream's `assert_size_stride`

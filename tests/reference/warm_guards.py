@@ -39,8 +39,9 @@ def calls(model):
 RUN(build, calls)
 """
 
-#: what a warning must say when a warm process traced after all (CC-17's stale file, CC-12's recompile)
-RETRACE_WARNINGS = ("Discarding stale cache", "Skip cache as")
+#: what a warning must say when a warm process traced after all (CC-17's stale file, CC-23's new variant, CC-12's
+#: recompile)
+RETRACE_WARNINGS = ("Discarding stale cache", "adding a variant", "Skip cache as")
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
         result["world_size"] = torch.distributed.get_world_size()
     for name, value in (job.get("globals") or {}).items():
         setattr(models, name, torch.full_like(getattr(models, name), value))
+    if job.get("num_threads"):  # a guarded global of the process (GLOBAL_STATE), CC-23
+        torch.set_num_threads(int(job["num_threads"]))
 
     module = _build(job)
     method = getattr(module, job.get("method", "forward"))
@@ -82,6 +84,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
                         expected = getattr(module, job.get("method", "forward"))(*args, **kwargs)
                     result["eager_max_diff"].append(_max_diff(out, expected))
                     result.setdefault("eager_outputs", []).append(describe_outputs(expected, args, kwargs))
+            if job.get("copy"):
+                _run_copy(job, module, compiled, result)
         except Exception as exc:  # noqa: BLE001 - reported to the test, which decides whether it was expected
             result["error"] = error_record(exc)
     result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
@@ -91,6 +95,25 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in captured.warnings
                           if not issubclass(w.category, (DeprecationWarning, FutureWarning))]
     return result
+
+
+def _run_copy(job: Mapping[str, Any], module: Any, compiled: Any, result: dict[str, Any]) -> None:
+    """CC-24: hold the cached callable on the module (the README's pattern), copy the module (``job["copy"]``:
+    ``deepcopy`` or ``pickle``) and run the job's calls on the copy's callable: digests or the copy's error."""
+    import copy
+    import pickle
+
+    from torchair_conformance import models
+
+    module.cached = compiled
+    result["copy_digests"], result["copy_error"] = [], None
+    try:
+        twin = copy.deepcopy(module) if job["copy"] == "deepcopy" else pickle.loads(pickle.dumps(module))
+        for call in job.get("calls", []):
+            args, kwargs = _call_args(job, call)
+            result["copy_digests"].append(models.digest(twin.cached(*args, **kwargs)))
+    except Exception as exc:  # noqa: BLE001 - reported to the test
+        result["copy_error"] = error_record(exc)
 
 
 def _flat(value: Any) -> list[Any]:

@@ -49,6 +49,8 @@ _ALIGN_BYTES = 64
 _MAX_KERNEL_BYTES = 256 << 20
 #: memfds of the kernels loaded from memory, open for the life of the process (see `_load_extension`)
 _LOADED_IMAGES: list[int] = []
+#: kernels this process loaded from a cache: module name -> (recorded so_path, the verified bytes, the loaded path)
+_LOADED_KERNELS: dict[str, tuple[str, bytes, str | None]] = {}
 _KERNEL_DECLARATION = re.compile(r"^(\w+) = async_compile\.cpp_pybinding\(", re.MULTILINE)
 NAME = "inductor"
 
@@ -98,14 +100,22 @@ def _describe(output: Any, keep_kernels: bool) -> CompiledGraph:
         obj = scope.get(name)
         module = getattr(obj, "__self__", None)
         so_path = getattr(module, "__file__", None)
-        if not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
+        # A kernel this process loaded from a cache (`_load_kernel`) is reused by Inductor when a variant is compiled
+        # beside it (CC-17/CC-23): its bytes are the ones that were verified and loaded, its path the recorded one.
+        loaded = _LOADED_KERNELS.get(getattr(module, "__name__", None))
+        if loaded is not None and so_path == loaded[2]:
+            so_path = loaded[0]
+        elif not (isinstance(obj, types.BuiltinFunctionType) and isinstance(so_path, str) and so_path.endswith(".so")):
             problem = UncacheableError(f"kernel {name} is not a loaded shared object")
             continue
         if name not in sources:
             problem = UncacheableError(f"the source of kernel {name} is not a string literal in Inductor's wrapper")
             continue
-        with open(so_path, "rb") as handle:
-            so_bytes = handle.read()
+        if loaded is not None and so_path == loaded[0]:
+            so_bytes = loaded[1]
+        else:
+            with open(so_path, "rb") as handle:
+                so_bytes = handle.read()
         entry = {"name": name, "module": module.__name__, "source_sha256": sha256_bytes(sources[name].encode()),
                  "so_sha256": sha256_bytes(so_bytes), "so_path": so_path}
         if keep_kernels:
@@ -272,6 +282,7 @@ def _load_kernel(entry: dict[str, Any], kernel_dir: str) -> Any:
             os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = str(_torch.pyobject_tensor_data_ptr())
             module = _load_extension(module_name, data)
             sys.modules[module_name] = module
+            _LOADED_KERNELS[module_name] = (entry["so_path"], data, getattr(module, "__file__", None))
         return module.kernel
     return None
 

@@ -126,13 +126,15 @@ def read(path: str) -> dict[str, Any]:
     return decode(_files.read_checked(path, what="cache file", limit=MAX_FILE_BYTES), f"cache file {path}")
 
 
-def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None) -> bool:
+def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = None,
+          keep: set[str] | frozenset[str] = frozenset()) -> bool:
     """CC-11: write the cache atomically with mode 0600 (kernel files first, the `compiled_module` last); False when
     another process is saving this very `<func>` folder right now, which then leaves its save alone.
 
     One writer of a `<func>` folder at a time (an flock on the folder), so that `kernels/` then holds exactly the
     kernels the written record names: each save removes the others' (a racing cold process with an Inductor cache of
-    its own built other ones), and a save that fails (no room) removes the kernel files it added. A process that finds
+    its own built other ones) but those in `keep` (the kernels of the other variants it writes, CC-23), and a save
+    that fails (no room) removes the kernel files it added. A process that finds
     the folder locked does not wait for the other's save (which may be slow or stopped): it computed the same
     function, and the other's file is what the next process loads."""
     folder = os.path.dirname(path)
@@ -155,7 +157,7 @@ def write(path: str, payload: dict[str, Any], files: dict[str, bytes] | None = N
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(kernels, name))
             raise
-        _remove_kernels_except(kernels, names)
+        _remove_kernels_except(kernels, names | set(keep))
         return True
     finally:
         os.close(lock)  # releases the flock

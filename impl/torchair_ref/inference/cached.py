@@ -6,20 +6,19 @@ and the module/code guards of `guard_check`; Dynamo's bytecode bound to the live
 compiler's loader; no Dynamo), TRACED when Dynamo traces the method (`fullgraph=True`) and the result is saved,
 UNCACHED when the cache folder cannot be trusted or named (runs compiled, nothing read or written, a warning says
 why). A second trace in the process, or a warm call that a guard or the input check rejects after the first call,
-is RECOMPILED: the `<func>` folder is removed and nothing is saved again (CC-12). On the first call a failed guard
-or misfit input means a stale file: discarded with a warning naming it, traced and saved afresh (CC-17); a size or
-stride of a user input that does not fit is CC-15's `AssertionError`.
+is RECOMPILED: the `<func>` folder is removed and nothing is saved again (CC-12). A file holds up to 8 variants
+(`variants`, CC-23): the first call runs the first whose guards and input checks pass (`loading`); when none does,
+the method is traced and saved with the new variant added beside the others (a warning names what differs); a
+variant written for other code or another environment, and a broken file, are discarded (CC-17). A size or stride
+of a user input that does not fit is CC-15's `AssertionError`. A copy of the module copies the callable (CC-24).
 """
 from __future__ import annotations
 
 import contextlib
-import datetime
 import enum
-import inspect
 import logging
 import os
 import shutil
-import sys
 import threading
 import types
 import warnings
@@ -28,11 +27,25 @@ from typing import Any
 
 import torch
 
-from torchair_ref import _files, compilers
+from torchair_ref import _files
 from torchair_ref.errors import CacheFileError, StaleCacheError, UncacheableError
-from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
+from torchair_ref.inference import (
+    artifact,
+    copies,
+    guard_check,
+    guard_read,
+    inputs,
+    loading,
+    paths,
+    record,
+    saving,
+    variants,
+)
 
 logger = logging.getLogger("torchair_ref")
+#: what a warm start returns when no variant of the file serves the first call
+_NO_FIT: Any = object()
+
 
 class State(enum.Enum):
     """Where a `CachedFunction` stands (see the module docstring)."""
@@ -80,6 +93,8 @@ class CachedFunction:
         self._uncacheable: UncacheableError | None = None
         #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
         self._load_failure: dict[str, str] | None = None
+        #: the file's variants that fit this function but not this process's first call (CC-23)
+        self._kept: list[dict] = []
         self._save_allowed = True
         self._recompile_reason = ""
         self._before = guard_read.Before()
@@ -105,6 +120,12 @@ class CachedFunction:
             return call(*args, **kwargs)
         except inputs.InputMismatchError as exc:  # only the warm graph raises it, before any kernel runs
             return self._after_mismatch(exc, args, kwargs)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """CC-24: `copy.deepcopy` and `pickle` copy what `cache_compile` was given, bound to the copied module."""
+        options = {"config": self._config, "dynamic": self._dynamic, "cache_dir": self._cache_dir,
+                   "ranks": self._ranks, "ge_cache": self._ge_cache}
+        return copies.rebuild, (self._method, options, copies.portable_decompositions(self._decompositions))
 
     def __repr__(self) -> str:
         return f"<cache_compile of {self.__qualname__}, cache {self._path or '(not resolved yet)'}>"
@@ -132,18 +153,9 @@ class CachedFunction:
         if problem is not None:
             return self._run_uncached(problem, args, kwargs)
         if os.path.lexists(path):
-            warm = self._try_load(path)
-            if warm is not None:
-                try:
-                    result = warm(*args, **kwargs)
-                except inputs.InputMismatchError as exc:
-                    # The file fits this function but not what it is called with (model.to(dtype), other device):
-                    # a cold process would compile for these inputs, so this one does too, and saves it.
-                    self._discard(path, StaleCacheError(f"the first call does not fit the graph: {exc}"))
-                    self._remove_func_dir()
-                else:
-                    self._call, self.state = warm, State.WARM
-                    return result
+            outcome = self._warm_start(path, args, kwargs)
+            if outcome is not _NO_FIT:
+                return outcome
         return self._compile_and_run(path, args, kwargs)
 
     def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
@@ -155,45 +167,80 @@ class CachedFunction:
 
     def _resolve_path(self) -> str:
         """CC-7/CC-8: read cwd, TORCHAIR_CACHE_HOME and torch.distributed now, once."""
-        from torchair_ref.config import options_string
+        self._root, self._model_info, path = paths.resolve(
+            self._method, self._config, dynamic=self._dynamic, ge_cache=self._ge_cache, cache_dir=self._cache_dir,
+            ranks=self._ranks)
+        return path
 
-        module = self._method.__self__
-        world_size, process_rank = paths.distributed_state()
-        global_rank, tp_rank, pp_rank = self._ranks
-        root = paths.resolve_root(self._cache_dir, env=os.environ, cwd=os.getcwd())
-        info = paths.model_info(
-            type(module).__name__,
-            str(module),
-            options_string(self._config),
-            self._dynamic,
-            paths.cache_tags(self._config.mode, self._ge_cache),
-            deterministic_level=paths.npu_deterministic_level(sys.modules),
-        )
-        dist = paths.dist_level(
-            world_size=world_size, process_rank=process_rank, global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank
-        )
-        # CC-8's realpath: the root the caller named may be reached through symlinks, but the levels below it are
-        # the cache's own, so a symlink there is damage (CC-17) and is never resolved into the path.
-        self._root = os.path.realpath(root)
-        self._model_info = info
-        return paths.cache_file(self._root, info, dist, self._method.__name__)
+    def _warm_start(self, path: str, args: tuple, kwargs: dict) -> Any:
+        """CC-14/CC-23: run the first variant of the file that fits this first call, or `_NO_FIT` after keeping
+        (`self._kept`) the variants that belong to this function and environment but not to this process."""
+        try:
+            payloads = variants.split(artifact.read(path))
+        except Exception as exc:  # noqa: BLE001 - any failure to read means: rebuild, never crash (CC-17)
+            self._discard(path, exc)
+            self._remove_func_dir()
+            return _NO_FIT
+        kernel_dir = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
+        misses: list[str] = []
+        for payload in payloads:
+            warm = self._try_load(path, payload, kernel_dir, misses)
+            if warm is _NO_FIT:
+                return _NO_FIT
+            if warm is None:
+                continue
+            try:
+                result = warm(*args, **kwargs)
+            except inputs.InputMismatchError as exc:
+                # The variant fits this function but not what it is called with (another thread count, static
+                # shape, model.to(dtype)): a cold process would compile for these inputs, so this one does too.
+                misses.append(str(exc))
+                self._kept.append(payload)
+                continue
+            self._call, self.state = warm, State.WARM
+            logger.info("%s loaded from %s", self.__qualname__, path)
+            return result
+        reason = "; ".join(misses) or "no variant"
+        if self._kept:
+            message = (f"Stale cache {path} for this process: {reason}; compiling afresh and adding a variant "
+                       f"beside the {len(self._kept)} it keeps")
+            logger.warning("%s", message)
+            warnings.warn(message, UserWarning, stacklevel=4)
+        else:
+            self._discard(path, StaleCacheError(reason))
+            self._remove_func_dir()
+        return _NO_FIT
 
-    def _try_load(self, path: str) -> Callable | None:
-        """CC-14/CC-17: the warm callable, or None after discarding a cache that cannot be trusted.
+    def _try_load(self, path: str, payload: dict, kernel_dir: str, misses: list[str]) -> Callable | None:
+        """CC-14/CC-17/CC-23: one variant's warm callable; None when it does not fit (a variant whose guards fail
+        is kept, one written for other code or another environment is dropped); `_NO_FIT` after discarding a cache
+        that cannot be trusted.
 
-        A file that is valid and current but that the loader fails on is rebuilt once; its new record remembers
+        A variant that is valid and current but that the loader fails on is rebuilt once; its new record remembers
         the failure, and when the rebuilt file fails the same way it is kept and not rewritten again (each process
         then compiles, with a warning, instead of rewriting the file every time).
         """
         loaded: record.CacheRecord | None = None
         try:
-            loaded = record.checked(artifact.read(path), self._method, self._model_info)
-            call = self._warm_callable(loaded, os.path.join(os.path.dirname(path), artifact.KERNEL_DIR))
+            loaded = record.checked(payload, self._method, self._model_info)
+        except StaleCacheError as exc:
+            misses.append(str(exc))
+            return None
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            if loaded is None or isinstance(exc, CacheFileError):  # broken or stale: rebuilt, no failure kept
-                self._discard(path, exc)
+            self._discard(path, exc, 6)
+            self._remove_func_dir()
+            return _NO_FIT
+        try:
+            return self._warm_callable(loaded, kernel_dir)
+        except StaleCacheError as exc:
+            misses.append(str(exc))
+            self._kept.append(payload)
+            return None
+        except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
+            if isinstance(exc, CacheFileError):  # broken: rebuilt, no failure kept
+                self._discard(path, exc, 6)
                 self._remove_func_dir()
-                return None
+                return _NO_FIT
             failure = {"reason": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
             if loaded.extra.get("load_failure") == failure:
                 self._save_allowed = False
@@ -201,13 +248,11 @@ class CachedFunction:
                                self.__qualname__, path, failure["reason"])
                 warnings.warn(f"Cache {path} fails to load the same way twice ({failure['reason']}); compiling "
                               "without rewriting it", UserWarning, stacklevel=5)
-                return None
+                return _NO_FIT
             self._load_failure = failure
-            self._discard(path, exc)
+            self._discard(path, exc, 6)
             self._remove_func_dir()
-            return None
-        logger.info("%s loaded from %s", self.__qualname__, path)
-        return call
+            return _NO_FIT
 
     def _discard(self, path: str, reason: Any, stacklevel: int = 5) -> None:
         """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
@@ -218,27 +263,15 @@ class CachedFunction:
         warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
 
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
-        function = self._method.__func__
-        record.check_input_records(loaded.inputs)
-        module_globals = bytecode.ModuleView(function.__globals__)
-        module_globals.update(bytecode.injected_objects(loaded.globals))
-        failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
-        if failed is not None:
-            raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
-        boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
-        graph = inputs.GraphInputCheck(boxed, loaded.inputs, self._raise_mismatch)
-        rebuilt, graph_name = bytecode.rebuild(
-            bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
-        )
-        graph.bind(rebuilt.__globals__, graph_name)
-        guarded = guard_check.guarded_method(function, rebuilt, loaded.guards, self._guard_failed, module_globals)
+        guarded = loading.warm_function(loaded, kernel_dir, self._method, self._raise_mismatch, self._guard_failed)
         self._warm_call = types.MethodType(guarded, self._method.__self__)  # the graph switches grad mode (CC-16)
         return self._warm_call
 
     @staticmethod
     def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
-        found = inputs.Mismatch("type", f"Dynamo's guard {spec.guard} fails: {spec.text}")
+        live = guard_check.global_state_now() if spec.check == "global_state" else None
+        found = inputs.Mismatch("type", variants.differing_fields(spec.to_json(), live))
         raise inputs.InputMismatchError(found)
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
@@ -328,10 +361,19 @@ class CachedFunction:
             link = _files.symlink_below(self._root, self._path)
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
-            payload, files = self._payload(traced_code, args, kwargs)
+            payload, files = saving.payload(
+                self._method, traced_code, args, kwargs, compilation=self._compilation,
+                uncacheable=(self._uncacheable, self._traced), config=self._config, dynamic=self._dynamic,
+                ge_cache=self._ge_cache, model_info=self._model_info, load_failure=self._load_failure,
+                before=self._before.values)
+            keep: set[str] = set()
+            if self._kept:  # CC-23: the variants other processes need stay, with their kernels
+                payload = variants.joined(self._kept, payload)
+                keep = set().union(*(variants.kernel_files(v) for v in payload["variants"]))
             folder = os.path.dirname(path)
-            _files.make_private_levels(self._root, os.path.join(folder, artifact.KERNEL_DIR) if files else folder)
-            if not artifact.write(path, payload, files):
+            _files.make_private_levels(
+                self._root, os.path.join(folder, artifact.KERNEL_DIR) if files or keep else folder)
+            if not artifact.write(path, payload, files, keep=keep):
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return
         except UncacheableError as exc:
@@ -341,51 +383,6 @@ class CachedFunction:
             warnings.warn(f"{self.__qualname__} could not be cached at {path}: {exc}", UserWarning, stacklevel=4)
             return
         logger.info("%s saved to %s", self.__qualname__, path)
-
-    def _payload(self, traced_code: types.CodeType, args: tuple, kwargs: dict) -> tuple[dict, dict[str, bytes]]:
-        from torchair_ref.config import options_string
-
-        compilation = self._compilation
-        graph = compilation.graph if compilation is not None else None
-        if graph is None:
-            raise UncacheableError("no graph was compiled")
-        for reason in (graph.uncacheable, self._uncacheable, self._traced):
-            if isinstance(reason, UncacheableError):
-                raise reason
-        function = self._method.__func__
-        transformed = bytecode.transformed_code(traced_code)
-        try:
-            guards = guard_read.guard_specs(traced_code, function, self._method.__self__, args, kwargs,
-                                            frozenset(source for source, _, _ in compilation.inputs),
-                                            self._before.values)
-        except guard_spec.UnknownGuard as exc:
-            raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
-        written = record.CacheRecord(
-            name=f"{function.__qualname__}{inspect.signature(function)}",
-            created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            environment=artifact.environment(compilation.device),
-            function={
-                "module": function.__module__,
-                "qualname": function.__qualname__,
-                "code_digest": guard_spec.code_digest(function.__code__),
-            },
-            model_info=self._model_info,
-            training=bool(self._method.__self__.training),
-            traced_sources=self._traced,
-            options={
-                "mode": self._config.mode,
-                "dynamic": self._dynamic,
-                "ge_cache": self._ge_cache,
-                "options_string": options_string(self._config),
-            },
-            bytecode=bytecode.encode(transformed),
-            globals=bytecode.injected_globals(transformed, function.__globals__, guard_spec.global_names(guards)),
-            inputs=[record.describe_input(source, role, value) for source, role, value in compilation.inputs],
-            guards=guards,
-            graph=graph.record,
-            extra={"load_failure": self._load_failure} if self._load_failure else {},
-        )
-        return written.to_payload(), graph.files
 
     def _remove_func_dir(self) -> None:
         """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from torchair_ref import _torch
 from torchair_ref.inference import guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
@@ -113,6 +114,11 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
                 found = qualified_name(type(found))
             return f"{spec.guard} failed: {spec.text}" + ("" if found is None else f" (found {found!s:.200})")
     return None
+
+
+def global_state_now() -> str:
+    """The live global state as GLOBAL_STATE's C++ guard writes it (JSON), to name what differs (CC-23)."""
+    return str(_torch.global_state_guard()().__getstate__())
 
 
 def guarded_method(function: types.FunctionType, run: Callable, specs: list[GuardSpec],

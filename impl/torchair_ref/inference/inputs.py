@@ -69,7 +69,7 @@ def layout_mismatch(args: tuple | list, inputs: list[dict]) -> Mismatch | None:
             continue
         size, stride = arg.size(), arg.stride()
         sizes = _expected(meta["shape"], meta.get("size_expr"), bound, size)
-        strides = (_row_major(size) if meta.get("contiguous") and arg.numel() > 1
+        strides = (_row_major(sizes) if meta.get("contiguous") and arg.numel() > 1
                    else _expected(meta["stride"], meta.get("stride_expr"), bound, stride))
         for dim in range(len(size)):
             if size[dim] != sizes[dim] or (size[dim] > 1 and stride[dim] != strides[dim]):

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
+import types
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from torchair_ref.errors import TorchairRefError
 
@@ -143,3 +146,30 @@ def distributed_state() -> tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_world_size(), dist.get_rank()
     return 1, 0
+
+
+def resolve(method: types.MethodType, config: Any, *, dynamic: bool, ge_cache: bool, cache_dir: Any,
+            ranks: tuple[int | None, int | None, int | None]) -> tuple[str, str, str]:
+    """CC-7/CC-8: `(root, model_info, compiled_module path)` for `method`, reading the cwd, `TORCHAIR_CACHE_HOME` and
+    `torch.distributed` now (the edge: the rules are the functions above)."""
+    from torchair_ref.config import options_string
+
+    module = method.__self__
+    world_size, process_rank = distributed_state()
+    global_rank, tp_rank, pp_rank = ranks
+    root = resolve_root(cache_dir, env=os.environ, cwd=os.getcwd())
+    info = model_info(
+        type(module).__name__,
+        str(module),
+        options_string(config),
+        dynamic,
+        cache_tags(config.mode, ge_cache),
+        deterministic_level=npu_deterministic_level(sys.modules),
+    )
+    dist = dist_level(
+        world_size=world_size, process_rank=process_rank, global_rank=global_rank, tp_rank=tp_rank, pp_rank=pp_rank
+    )
+    # CC-8's realpath: the root the caller named may be reached through symlinks, but the levels below it are the
+    # cache's own, so a symlink there is damage (CC-17) and is never resolved into the path.
+    real_root = os.path.realpath(root)
+    return real_root, info, cache_file(real_root, info, dist, method.__name__)

@@ -1,4 +1,4 @@
-"""`readable_cache`: a cache file as text (SPEC RC-1..RC-3)."""
+"""`readable_cache`: a cache file as text (SPEC RC-1..RC-3), every variant it keeps (CC-23)."""
 from __future__ import annotations
 
 import dis
@@ -9,7 +9,7 @@ from typing import Any
 
 from torchair_ref import _files
 from torchair_ref.errors import BrokenCacheError
-from torchair_ref.inference import artifact, bytecode
+from torchair_ref.inference import artifact, bytecode, variants
 
 _RULE = "=" * 100
 
@@ -28,8 +28,12 @@ def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True, file
         _check_output(out)
     payload = artifact.read(cache_bin)
     try:
-        text = render(payload)
-        code = graph_code(payload["graph"])
+        listed = variants.split(payload)
+        if len(listed) == 1:
+            text, code = render(listed[0]), graph_code(listed[0]["graph"])
+        else:  # CC-23: every variant, with the guards that choose it
+            text = "\n".join(_variant_header(i, len(listed), v) + "\n" + render(v) for i, v in enumerate(listed, 1))
+            code = "\n".join(f"# variant {i}\n{graph_code(v['graph']).rstrip()}" for i, v in enumerate(listed, 1))
     except Exception as exc:  # noqa: BLE001 - any inconsistency of a checksummed payload (CC-17)
         raise BrokenCacheError(
             f"cache file {cache_bin} passes its checksum but does not hold a torchair_ref cache payload "
@@ -80,6 +84,12 @@ def render(payload: dict[str, Any]) -> str:
     lines.append(out.getvalue().rstrip("\n"))
     lines.append(_RULE)
     return "\n".join(lines)
+
+
+def _variant_header(index: int, count: int, variant: dict[str, Any]) -> str:
+    """CC-23: which variant follows and its guards (Dynamo's guard kind and text, as translated)."""
+    guards = [f"  {spec['guard']} ({spec['when']}): {spec.get('state') or spec['text']}" for spec in variant["guards"]]
+    return "\n".join([f"variant {index} of {count}, used when every guard below holds:", *guards])
 
 
 def graph_code(record: dict[str, Any]) -> str:

@@ -1,0 +1,44 @@
+"""Copies of a module holding cached methods (SPEC CC-24): `copy.deepcopy` and `pickle`.
+
+A cached callable copies as what `cache_compile` was given: the copied module's method and the same options. The
+copy holds no lock, loaded graph or compiled state of the original: its first call resolves its own cache path and
+loads the file there (a warm start) or compiles, as a fresh `cache_compile` of that module would. Decompositions are
+keyed by `OpOverload`s, which do not pickle: they travel as (namespace, operator, overload) names.
+"""
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import torch
+
+from torchair_ref import _torch
+
+
+def portable_decompositions(decompositions: dict) -> list[tuple[Any, Any]]:
+    """The decompositions as picklable pairs: an `OpOverload` key becomes its `("op", ns, name, overload)` name."""
+    pairs = []
+    for key, value in decompositions.items():
+        if isinstance(key, _torch.op_overload()):
+            namespace, name, overload = str(key).split(".")  # `aten.gelu.default`
+            key = ("op", namespace, name, overload)
+        pairs.append((key, value))
+    return pairs
+
+
+def decompositions_from(pairs: list[tuple[Any, Any]]) -> dict:
+    """The inverse of `portable_decompositions`."""
+    decompositions = {}
+    for key, value in pairs:
+        if isinstance(key, tuple) and len(key) == 4 and key[0] == "op":
+            _, namespace, name, overload = key
+            key = getattr(getattr(getattr(torch.ops, namespace), name), overload)
+        decompositions[key] = value
+    return decompositions
+
+
+def rebuild(method: types.MethodType, options: dict[str, Any], decompositions: list[tuple[Any, Any]]) -> Any:
+    """CC-24: the cached callable of a copy: `method` is bound to the copied module."""
+    from torchair_ref.inference.cached import CachedFunction
+
+    return CachedFunction(method, decompositions=decompositions_from(decompositions), **options)

@@ -1,0 +1,36 @@
+"""What a warm process loads (SPEC CC-14, CC-15, CC-21): one variant's record made into the method's warm function.
+
+Dynamo's bytecode rebound to the live method's globals, the graph rebuilt by its compiler's loader behind the input
+check (`inputs.GraphInputCheck`), the module and code guards checked once here and the per-call guards compiled in
+front of it (`guard_check`). No Dynamo import.
+"""
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+from torchair_ref import compilers
+from torchair_ref.errors import StaleCacheError
+from torchair_ref.inference import bytecode, guard_check, inputs, record
+
+
+def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,
+                  on_mismatch: Callable[[inputs.Mismatch], None],
+                  on_guard_failure: Callable[..., Any]) -> types.FunctionType:
+    """The warm function for `method` (call it bound to the module); `StaleCacheError` when the module or the code
+    it reaches does not fit the record's guards, `BrokenCacheError` when the record's guards or inputs are invalid."""
+    function = method.__func__
+    record.check_input_records(loaded.inputs)
+    module_globals = bytecode.ModuleView(function.__globals__)
+    module_globals.update(bytecode.injected_objects(loaded.globals))
+    failed = guard_check.first_call_failure(loaded.guards, method.__self__, function, module_globals)
+    if failed is not None:
+        raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
+    boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
+    graph = inputs.GraphInputCheck(boxed, loaded.inputs, on_mismatch)
+    rebuilt, graph_name = bytecode.rebuild(
+        bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
+    )
+    graph.bind(rebuilt.__globals__, graph_name)
+    return guard_check.guarded_method(function, rebuilt, loaded.guards, on_guard_failure, module_globals)

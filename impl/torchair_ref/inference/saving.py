@@ -1,0 +1,64 @@
+"""What a cold process saves (SPEC CC-11, CC-14, CC-21): the record of its trace, built from the compilation.
+
+Everything a warm start needs and checks: Dynamo's transformed bytecode, the globals it injected, the compiled
+graph's record and files, the guards translated from Dynamo's (`guard_read`), the code it traced, the environment.
+"""
+from __future__ import annotations
+
+import datetime
+import inspect
+import types
+from typing import Any
+
+from torchair_ref.errors import UncacheableError
+from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, record
+
+
+def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, kwargs: dict, *,
+            compilation: Any, uncacheable: tuple[Any, ...], config: Any, dynamic: bool, ge_cache: bool,
+            model_info: str, load_failure: dict[str, str] | None,
+            before: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """CC-11: the record's payload and the files it names; `UncacheableError` saying why the trace cannot be saved
+    (`uncacheable` holds what the caller found outside the graph compiler: errors are raised, other values kept)."""
+    from torchair_ref.config import options_string
+
+    graph = compilation.graph if compilation is not None else None
+    if graph is None:
+        raise UncacheableError("no graph was compiled")
+    for reason in (graph.uncacheable, *uncacheable):
+        if isinstance(reason, UncacheableError):
+            raise reason
+    traced = uncacheable[-1]
+    function = method.__func__
+    transformed = bytecode.transformed_code(traced_code)
+    try:
+        guards = guard_read.guard_specs(traced_code, function, method.__self__, args, kwargs,
+                                        frozenset(source for source, _, _ in compilation.inputs), before)
+    except guard_spec.UnknownGuard as exc:
+        raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
+    written = record.CacheRecord(
+        name=f"{function.__qualname__}{inspect.signature(function)}",
+        created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        environment=artifact.environment(compilation.device),
+        function={
+            "module": function.__module__,
+            "qualname": function.__qualname__,
+            "code_digest": guard_spec.code_digest(function.__code__),
+        },
+        model_info=model_info,
+        training=bool(method.__self__.training),
+        traced_sources=traced,
+        options={
+            "mode": config.mode,
+            "dynamic": dynamic,
+            "ge_cache": ge_cache,
+            "options_string": options_string(config),
+        },
+        bytecode=bytecode.encode(transformed),
+        globals=bytecode.injected_globals(transformed, function.__globals__, guard_spec.global_names(guards)),
+        inputs=[record.describe_input(source, role, value) for source, role, value in compilation.inputs],
+        guards=guards,
+        graph=graph.record,
+        extra={"load_failure": load_failure} if load_failure else {},
+    )
+    return written.to_payload(), graph.files

@@ -1,0 +1,69 @@
+"""CC-23: a cache keeps the variants processes needed; CC-17: a rebuilt file is saved with `ge_cache=True` too.
+
+Fresh processes (`tests/programs/variant_run.py`) with other thread counts (part of Dynamo's GLOBAL_STATE guard) on
+one folder, with Inductor; the rules on payloads (`torchair_ref.inference.variants`) on their own.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_program
+from torchair_ref.errors import BrokenCacheError
+from torchair_ref.inference import readable_cache, variants
+
+
+def test_processes_with_two_thread_counts_each_warm_start_from_one_folder(tmp_path: Path) -> None:
+    """Threads 2, 1, 2, 1 with `ge_cache=True`: the second process adds a variant (its warning names num_threads
+    with both values), the third and fourth trace nothing; one file holds both variants, `readable_cache` shows them,
+    and the kernels of both stay beside it."""
+    job = {"cache_dir": str(tmp_path / "cache"), "ge_cache": True, "inductor": True}
+    runs = [run_program("variant_run", {**job, "threads": threads}, tmp_path) for threads in (2, 1, 2, 1)]
+    assert all(run["equal"] for run in runs), runs
+    assert [run["unique_graphs"] for run in runs] == [1, 1, 0, 0], runs
+    added = [w for w in runs[1]["warnings"] if "adding a variant" in w]
+    assert len(added) == 1 and "num_threads 2 (cached) != 1 (now)" in added[0], runs[1]["warnings"]
+    assert not runs[2]["warnings"] and not runs[3]["warnings"], runs
+    (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
+    text = readable_cache(path, print_output=False)
+    assert "variant 1 of 2" in text and "variant 2 of 2" in text and '"num_threads":1' in text, text[:2000]
+    kernels = os.listdir(os.path.join(os.path.dirname(path), "kernels"))
+    assert kernels, "ge_cache=True keeps the kernels of the variants"
+
+
+def test_a_file_of_one_record_is_one_variant() -> None:
+    """Files written before variants (one record as the payload) read as one variant; a single-variant save
+    writes that same form, so older readers load it."""
+    record = {"name": "M.run(self, x)", "graph": {}}
+    assert variants.split(record) == [record]
+
+
+def test_the_oldest_variant_goes_past_the_limit() -> None:
+    kept = [{"n": i} for i in range(variants.LIMIT)]
+    joined = variants.joined(kept, {"n": "new"})
+    assert len(joined["variants"]) == variants.LIMIT
+    assert joined["variants"][0] == {"n": 1} and joined["variants"][-1] == {"n": "new"}
+
+
+@pytest.mark.parametrize("listed", [[], "x", [1], [{}] * (variants.LIMIT + 1)])
+def test_malformed_variants_are_a_broken_cache(listed: object) -> None:
+    with pytest.raises(BrokenCacheError):
+        variants.split({"variants": listed})
+
+
+def test_kernel_files_are_the_names_a_graph_record_holds() -> None:
+    name = "a" * 40 + ".so"
+    graph = {"kernels": [{"file": name, "so_path": "/tmp/x.so"}, {"so_path": "/tmp/y.so"}], "source": "b" * 40}
+    assert variants.kernel_files({"graph": graph}) == {name}
+
+
+def test_a_global_state_failure_names_each_differing_key_with_both_values() -> None:
+    spec = {"check": "global_state", "guard": "GLOBAL_STATE", "text": "cut",
+            "state": '{"num_threads": 2, "grad_mode": false, "default_dtype": 6}'}
+    found = variants.differing_fields(spec, '{"num_threads": 1, "grad_mode": true, "default_dtype": 6}')
+    assert found == "Dynamo's guard GLOBAL_STATE fails: num_threads 2 (cached) != 1 (now)"
+    other = {"check": "equals", "guard": "EQUALS_MATCH", "text": "L['self'].k == 3"}
+    assert variants.differing_fields(other) == "Dynamo's guard EQUALS_MATCH fails: L['self'].k == 3"
