@@ -18,7 +18,8 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["SIZE_KINDS", "STRUCTURE_KINDS", "VALUE_KINDS", "MODULE_KINDS", "build", "prepare", "calls"]
+__all__ = ["SIZE_KINDS", "STRUCTURE_KINDS", "VALUE_KINDS", "MODULE_KINDS", "BETWEEN_CALLS_KINDS", "MUTATING_KINDS",
+           "build", "prepare", "calls"]
 
 Call = tuple[tuple, dict[str, Any], Callable[[], Any]]
 
@@ -26,7 +27,21 @@ SIZE_KINDS = ("slice", "slice_int", "narrow", "branch", "squeeze", "empty")
 STRUCTURE_KINDS = ("same_tensor", "none_then_tensor", "list_length", "tied")
 VALUE_KINDS = ("int", "bool", "str")
 MODULE_KINDS = ("hook_removed", "hook_added", "training", "default_dtype", "autocast", "monkeypatch",
-                "import_helper")
+                "import_helper", "attribute_flag", "config_flag")
+#: methods that change the state their guards read (CC-21: guards are recorded from the state before the cold call)
+MUTATING_KINDS = ("counter", "list_argument")
+#: the module kinds whose change can come between two warm calls of one process (CC-21: checked on every call); a
+#: replaced submodule changes `str(module)` and so, in a fresh process, the cache path (CC-8): between calls only
+BETWEEN_CALLS_KINDS = ("hook_added", "training", "monkeypatch", "attribute_flag", "config_flag", "submodule_replaced")
+
+
+class Config:
+    """A module-level configuration object the traced code reads (`CONFIG.double`), as model code reads a config."""
+
+    double = True
+
+
+CONFIG = Config()
 
 
 def _relu(x: torch.Tensor) -> torch.Tensor:
@@ -106,16 +121,40 @@ class Inner(nn.Module):
 
 
 class Hooked(nn.Module):
-    """CC-21 (d)-(f): a submodule that hooks, training and monkeypatches reach, a helper chosen at import time, and
-    a tensor created in the default dtype."""
+    """CC-21 (d)-(f): a submodule that hooks, training and monkeypatches reach, a helper chosen at import time, a
+    tensor created in the default dtype, a bool attribute, a module-level config flag and a replaceable submodule."""
 
     def __init__(self, width: int) -> None:
         super().__init__()
         self.inner = Inner(width)
         self.bn = nn.BatchNorm1d(width)
+        self.act = nn.ReLU()
+        self.shift = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.bn(HELPER(self.inner(x))) + torch.ones(x.shape[-1])
+        y = self.act(self.bn(HELPER(self.inner(x))))
+        if self.shift:
+            y = y + 1
+        if CONFIG.double:
+            y = y * 2
+        return y + torch.ones(x.shape[-1])
+
+
+class Mutating(nn.Module):
+    """CC-21: a method that changes what it reads: a counter it increments (`calls`, specialised as an int attribute
+    of the module), or a list argument it appends to."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor, history: list[torch.Tensor] | None = None) -> torch.Tensor:
+        if self.kind == "counter":
+            self.calls += 1
+            return x * self.calls
+        history.append(x)
+        return torch.stack(history).mean(0)
 
 
 class SetConstant(nn.Module):
@@ -151,18 +190,22 @@ def build(case: Mapping[str, Any], phase: str) -> nn.Module:
         model = Structured()
     elif kind in VALUE_KINDS:
         model = Valued()
-    elif kind in MODULE_KINDS:
+    elif kind in MODULE_KINDS or kind in BETWEEN_CALLS_KINDS:
         model = Hooked(case["width"])
+    elif kind in MUTATING_KINDS:
+        model = Mutating(kind)
     elif kind == "set_constant":
         model = SetConstant(case["name"])
     else:
-        known = SIZE_KINDS + STRUCTURE_KINDS + VALUE_KINDS + MODULE_KINDS + ("set_constant",)
+        known = (SIZE_KINDS + STRUCTURE_KINDS + VALUE_KINDS + MODULE_KINDS + MUTATING_KINDS
+                 + ("submodule_replaced", "set_constant"))
         raise ValueError(f"unknown guard case kind {kind!r}; known: {', '.join(known)}")
     return model.eval()
 
 
 def prepare(model: nn.Module, case: Mapping[str, Any], phase: str) -> None:
-    """Put the module in the phase's state: a hook only in one phase, a training submodule, a monkeypatch."""
+    """Put the module in the phase's state: a hook only in one phase, a training submodule, a monkeypatch, a bool
+    attribute, the module-level config flag, a replaced submodule."""
     kind = case["kind"]
     if (kind, phase) in (("hook_removed", "cold"), ("hook_added", "warm")):
         model.inner.fc.register_forward_hook(_plus_one)
@@ -170,6 +213,14 @@ def prepare(model: nn.Module, case: Mapping[str, Any], phase: str) -> None:
         model.bn.train()
     elif (kind, phase) == ("monkeypatch", "warm"):
         model.inner.forward = types.MethodType(_times_three, model.inner)
+    elif (kind, phase) == ("attribute_flag", "warm"):
+        model.shift = False
+    elif (kind, phase) == ("submodule_replaced", "warm"):
+        model.act = nn.Tanh()
+    elif (kind, phase) == ("counter", "warm"):
+        model.calls = 1  # the state the cold call left behind
+    if kind == "config_flag":
+        CONFIG.double = phase != "warm"
 
 
 def _tensor(seed: int, *shape: int) -> torch.Tensor:
@@ -212,6 +263,8 @@ def calls(case: Mapping[str, Any], phase: str) -> list[Call]:
         return [((a,), {"zs": [_tensor(seed + 2 + i, rows, width) for i in range(count)]}, context)]
     if kind == "tied":
         return [((torch.arange(rows) % 8,), {}, context)]
+    if kind == "list_argument":  # warm: a history holding what the cold call appended
+        return [((a,), {"history": [] if phase == "cold" else [b]}, context)]
     if kind in VALUE_KINDS:
         values = {"k": 2, "flag": True, "mode": "relu"}
         if phase == "warm":

@@ -1,13 +1,13 @@
 """SPEC CC-21 (SHOULD: a warm call the cold trace's guards would reject is never served silently) and CC-22 (no
 per-process randomness in the cache's decisions), with CC-12, CC-14, CC-17 for how a re-trace shows.
 
-Each example is a cold process (``torchair_conformance.workers.guards`` writes the cache) then a warm process whose call
-differs from the cold one in what Dynamo guarded (``torchair_conformance.guard_models``): drawn sizes against drawn slice
-bounds and branches, drawn argument structures and values, hooks, training, global state and code. The warm call
-meets the file first (``when="first"``: a stale file, CC-17) or after the cold call loaded it (``"later"``: a
-recompile, CC-12). Every call is judged in the warm process against eager's result on the same inputs: equal, or an
-error where eager raises too. Upstream skips every guard by design (CC-21 *Upstream*): its outcomes are known
-divergences.
+Each example is a cold process (``torchair_conformance.workers.guards`` writes the cache) then a warm process whose
+call differs from the cold one in what Dynamo guarded (``torchair_conformance.guard_models``): drawn sizes against
+drawn slice bounds and branches, drawn argument structures and values, hooks, training, global state and code. The
+warm call meets the file first (``when="first"``: a stale file, CC-17) or after the cold call loaded it
+(``"later"``: a recompile, CC-12). Every call is judged in the warm process against eager's result on the same
+inputs: equal, or an error where eager raises too. Upstream skips every guard by design (CC-21 *Upstream*): its
+outcomes are known divergences.
 """
 
 from __future__ import annotations
@@ -129,6 +129,42 @@ def test_module_state_and_code_the_cold_trace_did_not_see(impl, kind, data):
     options = [] if kind in ("autocast", "default_dtype") else harness.fast_options(impl)
     env = {"CONFORMANCE_GUARD_HELPER": "sigmoid"} if kind == "import_helper" else None
     _cold_then_warm(impl, case, "first", data.draw(st.booleans(), label="dynamic"), options, warm_env=env)
+
+
+@pytest.mark.clause("CC-21", "CC-12", "CC-14")
+@pytest.mark.parametrize("kind", guard_models.BETWEEN_CALLS_KINDS)
+@given(data=st.data())
+@settings(max_examples=profiles.examples_per_case("process", len(guard_models.BETWEEN_CALLS_KINDS)))
+def test_module_state_changed_between_warm_calls(impl, kind, data):
+    """CC-21: the checks run on every call, not only the first. A warm process makes the cold call (served from the
+    file), then a forward hook is added, a submodule goes back to training, a method is monkeypatched, a bool
+    attribute or a module-level config flag is switched, or a submodule is replaced, and the next call meets it: it
+    gets eager's result (a recompile, CC-12), never the first call's graph."""
+    case = {"kind": kind, "seed": data.draw(cst.seeds, label="seed"), "rows": data.draw(st.integers(2, 6),
+            label="rows"), "width": data.draw(st.integers(1, 5), label="width")}
+    _cold_then_warm(impl, case, "later", data.draw(st.booleans(), label="dynamic"), harness.fast_options(impl))
+
+
+@pytest.mark.clause("CC-21", "CC-14", "CC-17")
+@pytest.mark.parametrize("kind", guard_models.MUTATING_KINDS)
+@given(data=st.data())
+@settings(max_examples=profiles.examples_per_case("process", len(guard_models.MUTATING_KINDS)))
+def test_state_the_method_mutates(impl, kind, data):
+    """CC-21: the guards hold the state from before the cold call. A method that increments a counter it reads, or
+    appends to a list argument: a warm process starting as the cold one did loads the file and traces nothing
+    (CC-14); one starting from the state the cold call left (the counter at 1, a history of one) is not served the
+    cold graph."""
+    case = {"kind": kind, "seed": data.draw(cst.seeds, label="seed"), "rows": data.draw(st.integers(1, 6),
+            label="rows"), "width": data.draw(st.integers(1, 5), label="width")}
+    dynamic = data.draw(st.booleans(), label="dynamic")
+    with harness.scratch() as base:
+        _cold(impl, case, dynamic, harness.fast_options(impl), base)
+        again = _run(impl, case, "cold", dynamic, harness.fast_options(impl), base)
+        assert_worker_ok(again, what="warm run starting as the cold one")
+        assert [c["outcome"] for c in again["calls"]] == ["equal"], f"CC-14: {again['calls']}"
+        assert again["unique_graphs"] == 0, f"CC-14: the warm run traced; warnings: {again['warnings']}"
+        after = _run(impl, case, "warm", dynamic, harness.fast_options(impl), base)
+    _assert_never_served_silently(after, "first")
 
 
 @pytest.mark.clause("CC-22", "CC-14", "CC-20")

@@ -1,18 +1,22 @@
 """A fresh process for the guard tests: run a case script as `__main__`, call its cached method, compare with eager.
 
-Usage: python -m tests.programs.guard_run, job in and report out as `torchair_conformance.process` says. Job keys: script
-(path of a case script), phase (a name the script reads as the global PHASE at import time, e.g. "cold" or
-"warm"), dynamic, run_eagerly (default true; false compiles with Inductor). The script runs as `__main__` (as `python script.py` would: its classes live in `__main__`),
-ends with `RUN(build, calls)` (RUN is given to it as a global) and defines `build(options) -> module` whose `cached` attribute is the cache_compile'd `run` method, and
-`calls(model) -> iterable of (module, args, kwargs[, context manager factory])`: a generator may change the model
-between calls (hooks, modes, monkeypatches) or build another instance. Each call runs `module.cached`, then eagerly
-(`module.run`, under no_grad) in the same state and context; the report holds each call's outcome ("equal": the same dtype, shape and values as eager; "wrong": a value
-eager did not give; "raised": the cached call raised, with `error` and whether eager raised too), Dynamo's graph
-count and the UserWarnings issued. A crash (SIGSEGV on a read outside an input) is the parent's ProcessError.
+Usage: python -m tests.programs.guard_run, job in and report out as `torchair_conformance.process` says. Job keys:
+script (path of a case script), phase (a name the script reads as the global PHASE at import time, e.g. "cold" or
+"warm"), dynamic, run_eagerly (default true; false compiles with Inductor), twin (default false; true judges each
+call against a second model built alike, for methods that change the state they read: `outcome`). The script runs as
+`__main__` (as `python script.py` would: its classes live in `__main__`), ends with `RUN(build, calls)` (RUN is
+given to it as a global) and defines `build(options) -> module` whose `cached` attribute is the cache_compile'd
+`run` method, and `calls(model) -> iterable of (module, args, kwargs[, context manager factory])`: a generator may
+change the model between calls (hooks, modes, monkeypatches) or build another instance. Each call runs
+`module.cached`, then eagerly (`module.run`, under no_grad) in the same state and context; the report holds each
+call's outcome ("equal": the same dtype, shape and values as eager; "wrong": a value eager did not give; "raised":
+the cached call raised, with `error` and whether eager raised too), Dynamo's graph count and the UserWarnings
+issued. A crash (SIGSEGV on a read outside an input) is the parent's ProcessError.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import logging
@@ -50,7 +54,12 @@ def describe(value: Any) -> Any:
     return repr(value)[:200]
 
 
-def outcome(model: torch.nn.Module, args: tuple, kwargs: dict, context: Any) -> dict:
+def outcome(model: torch.nn.Module, args: tuple, kwargs: dict, context: Any,
+            eager: torch.nn.Module | None = None) -> dict:
+    """One call judged against eager: on `model` itself after the cached call, or, for a method that changes the
+    state it reads (a counter, a lazily built attribute, a list argument it appends to), on its `eager` twin (built
+    alike, changed alike between calls) with a copy of the arguments taken before the cached call."""
+    eager_args, eager_kwargs = (args, kwargs) if eager is None else copy.deepcopy((args, kwargs))
     try:
         with context():
             got = model.cached(*args, **kwargs)
@@ -60,7 +69,7 @@ def outcome(model: torch.nn.Module, args: tuple, kwargs: dict, context: Any) -> 
         cached_error = None
     try:
         with context(), torch.no_grad():
-            want = model.run(*args, **kwargs)
+            want = (model if eager is None else eager).run(*eager_args, **eager_kwargs)
     except Exception as exc:  # noqa: BLE001 - eager's own error is the reference for a clear error
         eager_error = f"{type(exc).__name__}: {exc}"
     else:
@@ -83,9 +92,18 @@ def main(job: dict, build: Callable[[dict], torch.nn.Module],
         warnings.simplefilter("always")
         torch.manual_seed(0)
         model = build(options)
-        for call in calls(model):
-            target, args, kwargs, *context = call
-            report["calls"].append(outcome(target, args, kwargs, context[0] if context else contextlib.nullcontext))
+        if job.get("twin"):
+            torch.manual_seed(0)
+            twin = build(options)
+            for call, twin_call in zip(calls(model), calls(twin)):
+                target, args, kwargs, *context = call
+                report["calls"].append(outcome(target, args, kwargs, context[0] if context else contextlib.nullcontext,
+                                               eager=twin_call[0]))
+        else:
+            for call in calls(model):
+                target, args, kwargs, *context = call
+                report["calls"].append(outcome(target, args, kwargs,
+                                               context[0] if context else contextlib.nullcontext))
     from torch._dynamo.utils import counters
 
     report["unique_graphs"] = counters["stats"]["unique_graphs"]

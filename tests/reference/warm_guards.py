@@ -48,12 +48,13 @@ RETRACE_WARNINGS = ("Discarding stale cache", "adding a variant", "Skip cache as
 class Case:
     """A case script's body (between HEADER and FOOTER), its `dynamic`, the words a re-trace warning names, and
     whether it compiles with Inductor (where the eager ATen graph would clamp a slice, Inductor's kernel reads the
-    rows the cold trace saw)."""
+    rows the cold trace saw), and whether eager runs on a twin model (a method that changes the state it reads)."""
 
     body: str
     dynamic: bool = True
     names: Sequence[str] = field(default_factory=tuple)
     inductor: bool = False
+    twin: bool = False
 
     def script(self) -> str:
         return HEADER + textwrap.dedent(self.body).strip("\n") + "\n" + FOOTER
@@ -68,7 +69,8 @@ def write(folder: Path, name: str, case: Case) -> Path:
 def start(script: Path, phase: str, case: Case, cwd: Path,
           env: Mapping[str, str | None] | None = None) -> process.Started:
     """Start guard_run on `script` in `cwd` (its `.torchair_cache` is the cwd's); one thread, to share 2 cores."""
-    job = {"script": str(script), "phase": phase, "dynamic": case.dynamic, "run_eagerly": not case.inductor}
+    job = {"script": str(script), "phase": phase, "dynamic": case.dynamic, "run_eagerly": not case.inductor,
+           "twin": case.twin}
     folder = cwd / f".program-{phase}-{script.stem}"
     shutil.rmtree(folder, ignore_errors=True)
     return start_program("guard_run", job, folder, cwd, env={"OMP_NUM_THREADS": "1", **(env or {})})

@@ -1,5 +1,6 @@
-"""Guard worker (SPEC CC-21, CC-22): ``cache_compile`` a `torchair_conformance.guard_models` case's ``forward`` in a fresh
-process, make its calls and judge each against eager's result in the same process.
+"""Guard worker (SPEC CC-21, CC-22): ``cache_compile`` a `torchair_conformance.guard_models` case's ``forward`` in a
+fresh process, make its calls and judge each against eager's result in the same process (for a method that changes
+what it reads, `guard_models.MUTATING_KINDS`, against a twin model built and prepared alike).
 
 Job: ``{"impl", "case": {...}, "phase": "cold"|"warm"|"later", "config": [...], "cache_compile": {...}}``. Phase
 "cold" makes the cold calls, "warm" the calls the cold trace's guards reject (its first call meets the file),
@@ -29,9 +30,15 @@ def _same(got: Any, want: Any) -> bool:
     return got == want
 
 
-def _judge(model: Any, compiled: Any, args: tuple, kwargs: Mapping[str, Any], context: Any) -> dict[str, Any]:
+def _judge(model: Any, compiled: Any, args: tuple, kwargs: Mapping[str, Any], context: Any,
+           twin: Any = None) -> dict[str, Any]:
+    """One call against eager: on `model` after the cached call, or, for a method that changes what it reads, on
+    its `twin` (built and prepared alike) with a copy of the arguments taken before the cached call."""
+    import copy
+
     import torch
 
+    eager_args, eager_kwargs = (args, kwargs) if twin is None else copy.deepcopy((args, dict(kwargs)))
     cached_error = eager_error = None
     try:
         with context():
@@ -40,7 +47,7 @@ def _judge(model: Any, compiled: Any, args: tuple, kwargs: Mapping[str, Any], co
         cached_error = f"{type(exc).__name__}: {exc}"[:3000]
     try:
         with context(), torch.no_grad():
-            want = model.forward(*args, **kwargs)
+            want = (model if twin is None else twin).forward(*eager_args, **eager_kwargs)
     except Exception as exc:  # noqa: BLE001 - eager's error: the reference for a clear error
         eager_error = f"{type(exc).__name__}: {exc}"[:1000]
     if cached_error is not None:
@@ -67,14 +74,18 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     case, phase = job["case"], job["phase"]
     result: dict[str, Any] = {"calls": [], "error": None}
     model = guard_models.build(case, "cold" if phase == "later" else phase)
+    twin = guard_models.build(case, "cold" if phase == "later" else phase) if case["kind"] in \
+        guard_models.MUTATING_KINDS else None
     config = harness.make_config(impl, [tuple(o) for o in job.get("config", [])])
     with harness.capture(impl.logger) as captured:
         try:
             compiled = impl.cache_compile(model.forward, config=config, **(job.get("cache_compile") or {}))
             for step in (("cold", "warm") if phase == "later" else (phase,)):
                 guard_models.prepare(model, case, step)
+                if twin is not None:
+                    guard_models.prepare(twin, case, step)
                 for args, kwargs, context in guard_models.calls(case, step):
-                    result["calls"].append(_judge(model, compiled, args, kwargs, context))
+                    result["calls"].append(_judge(model, compiled, args, kwargs, context, twin))
         except Exception as exc:  # noqa: BLE001 - reported to the test
             result["error"] = error_record(exc)
     result["unique_graphs"] = int(counters["stats"]["unique_graphs"])

@@ -97,6 +97,7 @@ class CachedFunction:
         self._kept: list[dict] = []
         self._save_allowed = True
         self._recompile_reason = ""
+        self._before = guard_read.Before()
         self._lock = threading.RLock()
         self.state = State.UNRESOLVED
         self.__name__ = func.__name__
@@ -267,10 +268,10 @@ class CachedFunction:
         return self._warm_call
 
     @staticmethod
-    def _guard_failed(spec: dict, *args: Any, **kwargs: Any) -> Any:
+    def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
-        live = guard_check.global_state_now() if spec.get("check") == "global_state" else None
-        found = inputs.Mismatch("type", variants.differing_fields(spec, live))
+        live = guard_check.global_state_now() if spec.check == "global_state" else None
+        found = inputs.Mismatch("type", variants.differing_fields(spec.to_json(), live))
         raise inputs.InputMismatchError(found)
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
@@ -300,9 +301,10 @@ class CachedFunction:
         )
         traced.__kwdefaults__ = function.__kwdefaults__
         traced.__qualname__ = function.__qualname__
+        self._before = guard_read.Before()  # the guarded state before the traced call runs (CC-21)
         compiled = torch.compile(
             types.MethodType(traced, self._method.__self__), backend=self._backend, fullgraph=True,
-            dynamic=self._dynamic,
+            dynamic=self._dynamic, options={"guard_filter_fn": self._before},
         )
         call = inputs.inference(compiled)
         if not run:
@@ -362,7 +364,8 @@ class CachedFunction:
             payload, files = saving.payload(
                 self._method, traced_code, args, kwargs, compilation=self._compilation,
                 uncacheable=(self._uncacheable, self._traced), config=self._config, dynamic=self._dynamic,
-                ge_cache=self._ge_cache, model_info=self._model_info, load_failure=self._load_failure)
+                ge_cache=self._ge_cache, model_info=self._model_info, load_failure=self._load_failure,
+                before=self._before.values)
             keep: set[str] = set()
             if self._kept:  # CC-23: the variants other processes need stay, with their kernels
                 payload = variants.joined(self._kept, payload)

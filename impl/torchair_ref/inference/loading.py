@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from torchair_ref import compilers
-from torchair_ref.errors import BrokenCacheError, StaleCacheError
-from torchair_ref.inference import bytecode, guard_check, guard_spec, inputs, record
+from torchair_ref.errors import StaleCacheError
+from torchair_ref.inference import bytecode, guard_check, inputs, record
 
 
 def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,
@@ -22,9 +22,6 @@ def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.Met
     it reaches does not fit the record's guards, `BrokenCacheError` when the record's guards or inputs are invalid."""
     function = method.__func__
     record.check_input_records(loaded.inputs)
-    problem = guard_spec.validate(loaded.guards)
-    if problem is not None:
-        raise BrokenCacheError(f"the recorded guards are not valid: {problem}")
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
     failed = guard_check.first_call_failure(loaded.guards, method.__self__, function, module_globals)

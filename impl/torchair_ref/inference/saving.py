@@ -16,7 +16,8 @@ from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, r
 
 def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, kwargs: dict, *,
             compilation: Any, uncacheable: tuple[Any, ...], config: Any, dynamic: bool, ge_cache: bool,
-            model_info: str, load_failure: dict[str, str] | None) -> tuple[dict[str, Any], dict[str, bytes]]:
+            model_info: str, load_failure: dict[str, str] | None,
+            before: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
     """CC-11: the record's payload and the files it names; `UncacheableError` saying why the trace cannot be saved
     (`uncacheable` holds what the caller found outside the graph compiler: errors are raised, other values kept)."""
     from torchair_ref.config import options_string
@@ -32,7 +33,7 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, 
     transformed = bytecode.transformed_code(traced_code)
     try:
         guards = guard_read.guard_specs(traced_code, function, method.__self__, args, kwargs,
-                                        frozenset(source for source, _, _ in compilation.inputs))
+                                        frozenset(source for source, _, _ in compilation.inputs), before)
     except guard_spec.UnknownGuard as exc:
         raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
     written = record.CacheRecord(
