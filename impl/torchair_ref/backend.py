@@ -58,6 +58,9 @@ class Compilation:
     job: compilers.Job | None = None
     #: Dynamo graph placeholders: (source name, role, example value) in call order
     inputs: list[tuple[str, str, Any]] = field(default_factory=list)
+    #: the Python type of the caller's value behind each placeholder ("module.QualName"; None where unknown): the
+    #: example values are fake tensors, so a `__torch_function__` subclass shows only here (CC-21)
+    input_types: list[str | None] = field(default_factory=list)
     device: str = "cpu"
 
     @property
@@ -75,7 +78,7 @@ def compile_dynamo_graph(
     keep_kernels: bool = False,
 ) -> Compilation:
     """CC-7: compile one Dynamo graph for inference with the compiler `config` selects (`compilers.select`)."""
-    result = Compilation(inputs=_graph_inputs(gm), device=_device_of(example_inputs))
+    result = Compilation(inputs=_graph_inputs(gm), input_types=_input_types(gm), device=_device_of(example_inputs))
     name = compilers.select(config.mode, config.debug.run_eagerly, result.device)
     expected_inputs = len(result.inputs)
 
@@ -228,6 +231,16 @@ def _graph_inputs(gm: Any) -> list[tuple[str, str, Any]]:
             role = "user_input"
         inputs.append((source, role, node.meta.get("example_value")))
     return inputs
+
+
+def _input_types(gm: Any) -> list[str | None]:
+    """The type of each placeholder's real value (Dynamo's GraphArg keeps it beside the fake example)."""
+    found: list[str | None] = []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            real = getattr(node.meta.get("grapharg"), "example", None)
+            found.append(f"{type(real).__module__}.{type(real).__qualname__}" if real is not None else None)
+    return found
 
 
 def _device_of(example_inputs: list) -> str:

@@ -3,8 +3,10 @@
 Usage: python -m tests.programs.variant_run, job in and report out as `torchair_conformance.process` says. Job keys:
 cache_dir, threads (`torch.set_num_threads`), ge_cache, inductor (the true default config; else the fast eager
 compiler), pickle_out (after the call, pickle the module to this path), pickle_in (call the module unpickled from
-this path instead of a new one). The report: whether the output equals the eager method's, Dynamo's graph count,
-the warnings.
+this path instead of a new one), dynamic (cache_compile's; default True), batch (the input's first size; default 4),
+inputs (a list of "plain" or "sub": one call each, the input a plain tensor or a `Shifted`; default
+["plain"]). The report: whether every output equals the eager method's, the calls' errors,
+Dynamo's graph count, the warnings.
 """
 from __future__ import annotations
 
@@ -22,17 +24,27 @@ from torchair_conformance import process
 class Model(torch.nn.Module):
     """The README's pattern: the cached method held by the module."""
 
-    def __init__(self, cache_dir: str, ge_cache: bool, inductor: bool) -> None:
+    def __init__(self, cache_dir: str, ge_cache: bool, inductor: bool, dynamic: bool = True) -> None:
         super().__init__()
         self.fc = torch.nn.Linear(8, 8)
         config = torchair_ref.CompilerConfig()
         config.mode = "max-autotune"
         config.debug.run_eagerly = not inductor
         self.cached = torchair_ref.inference.cache_compile(self.run, config=config, cache_dir=cache_dir,
-                                                           ge_cache=ge_cache)
+                                                           ge_cache=ge_cache, dynamic=dynamic)
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(self.fc(x)) * 2
+
+
+class Shifted(torch.Tensor):
+    """A tensor subclass whose `__torch_function__` adds 1 to every relu: eager and Dynamo give other values than
+    for a plain tensor (CC-21: a tensor input's Python type is part of the check)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN206 - torch's protocol
+        result = super().__torch_function__(func, types, args, kwargs or {})
+        return result + 1 if func is torch.relu else result
 
 
 def main() -> None:
@@ -46,17 +58,27 @@ def main() -> None:
             with open(job["pickle_in"], "rb") as handle:
                 model = pickle.load(handle)
         else:
-            model = Model(job["cache_dir"], job.get("ge_cache", False), job.get("inductor", False))
-        x = torch.randn(4, 8)
-        got = model.cached(x)
-        with torch.no_grad():
-            equal = bool(torch.allclose(got, model.run(x), atol=1e-5))
+            model = Model(job["cache_dir"], job.get("ge_cache", False), job.get("inductor", False),
+                          job.get("dynamic", True))
+        equal, errors = True, []
+        for kind in job.get("inputs", ["plain"]):
+            x = torch.randn(job.get("batch", 4), 8)
+            x = x.as_subclass(Shifted) if kind == "sub" else x
+            try:
+                got = model.cached(x)
+            except Exception as exc:  # noqa: BLE001 - reported: CC-21 allows a clear error, never a wrong value
+                errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                continue
+            with torch.no_grad():
+                expected = model.run(x)
+            equal = equal and bool(torch.allclose(got.as_subclass(torch.Tensor), expected.as_subclass(torch.Tensor),
+                                                  atol=1e-5))
         if job.get("pickle_out"):
             with open(job["pickle_out"], "wb") as handle:
                 pickle.dump(model, handle)
     from torch._dynamo.utils import counters
 
-    process.reply({"equal": equal, "unique_graphs": int(counters["stats"]["unique_graphs"]),
+    process.reply({"equal": equal, "errors": errors, "unique_graphs": int(counters["stats"]["unique_graphs"]),
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

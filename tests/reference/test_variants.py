@@ -67,3 +67,30 @@ def test_a_global_state_failure_names_each_differing_key_with_both_values() -> N
     assert found == "Dynamo's guard GLOBAL_STATE fails: num_threads 2 (cached) != 1 (now)"
     other = {"check": "equals", "guard": "EQUALS_MATCH", "text": "L['self'].k == 3"}
     assert variants.differing_fields(other) == "Dynamo's guard EQUALS_MATCH fails: L['self'].k == 3"
+
+
+@pytest.mark.xfail(strict=True, reason="not built yet (CC-23): with dynamic=False a first warm call with another "
+                   "static shape raises CC-15's AssertionError instead of adding a variant")
+def test_processes_with_three_static_shapes_each_warm_start_from_one_folder(tmp_path: Path) -> None:
+    """`dynamic=False`, processes starting with batch 2, 3 and 4, then each again: once each shape has run, each
+    warm-starts (no trace) from the one file, which holds three variants, and equals eager."""
+    job = {"cache_dir": str(tmp_path / "cache"), "dynamic": False}
+    runs = [run_program("variant_run", {**job, "batch": batch}, tmp_path) for batch in (2, 3, 4, 2, 3, 4)]
+    assert all(run["equal"] and not run["errors"] for run in runs), runs
+    assert [run["unique_graphs"] for run in runs] == [1, 1, 1, 0, 0, 0], runs
+    (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
+    assert "variant 3 of 3" in readable_cache(path, print_output=False)
+
+
+def test_a_tensor_subclass_where_a_plain_tensor_was_traced_is_never_served_the_plain_graph(tmp_path: Path) -> None:
+    """CC-21: a warm process calls with a `__torch_function__` subclass (first call, and after a plain call) where
+    the cold process traced a plain tensor: the cached graph is not run for it (today: the plain graph's values,
+    not eager's); it is traced afresh, which for this subclass raises as `torch.compile` does, and plain calls
+    stay served from the file."""
+    job = {"cache_dir": str(tmp_path / "cache")}
+    cold = run_program("variant_run", job, tmp_path)
+    assert cold["equal"] and cold["unique_graphs"] == 1, cold
+    for calls in (["sub", "plain"], ["plain", "sub"]):
+        warm = run_program("variant_run", {**job, "inputs": calls}, tmp_path)
+        assert warm["equal"], f"CC-21: {calls}: a call computed other values than eager: {warm}"
+        assert len(warm["errors"]) == 1 and warm["errors"][0].startswith("TypeError"), warm

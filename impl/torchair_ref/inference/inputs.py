@@ -208,8 +208,11 @@ def _tensor_mismatch(arg: Any, meta: dict) -> Mismatch | None:
         return Mismatch("type", f"input {source}: expected a tensor, got {type(arg).__name__}")
     if str(arg.dtype) != meta["dtype"]:
         return Mismatch("type", f"input {source}: expected dtype {meta['dtype']}, got {arg.dtype}")
-    if arg.device.type != torch.device(meta["device"]).type:
+    if arg.device != torch.device(meta["device"]):
         return Mismatch("type", f"input {source}: expected device {meta['device']}, got {arg.device}")
+    pytype = f"{type(arg).__module__}.{type(arg).__qualname__}"
+    if meta.get("pytype", pytype) != pytype:  # a file from before the type was recorded checks no type
+        return Mismatch("type", f"input {source}: expected a {meta['pytype']}, got a {pytype}")
     if arg.dim() != len(meta["shape"]):
         return Mismatch("type", f"input {source}: expected {len(meta['shape'])} dims, got {arg.dim()} "
                                 f"({list(arg.size())})")

@@ -221,7 +221,7 @@ def _expressions_problem(exprs: Any, rank: int) -> str | None:
     return None
 
 
-def describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
+def describe_input(source: str, role: str, value: Any, pytype: str | None = None) -> dict[str, Any]:
     if isinstance(value, torch.Tensor):
         stride = [s if isinstance(s, int) else None for s in value.stride()]
         described = {
@@ -233,6 +233,8 @@ def describe_input(source: str, role: str, value: Any) -> dict[str, Any]:
             "shape": [d if isinstance(d, int) else None for d in value.shape],
             "stride": stride,
         }
+        if role == "user_input" and pytype is not None:
+            described["pytype"] = pytype  # CC-21: a subclass where a plain tensor was traced, or the reverse
         if None in described["shape"] or None in stride:
             described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
             described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]

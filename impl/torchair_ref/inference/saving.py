@@ -56,9 +56,16 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, 
         },
         bytecode=bytecode.encode(transformed),
         globals=bytecode.injected_globals(transformed, function.__globals__, guard_spec.global_names(guards)),
-        inputs=[record.describe_input(source, role, value) for source, role, value in compilation.inputs],
+        inputs=[record.describe_input(source, role, value, pytype)
+                for (source, role, value), pytype in zip(compilation.inputs, _types(compilation))],
         guards=guards,
         graph=graph.record,
         extra={"load_failure": load_failure} if load_failure else {},
     )
     return written.to_payload(), graph.files
+
+
+def _types(compilation: Any) -> list:
+    """CC-21: each graph input's recorded Python type, None where the backend did not see it."""
+    types = list(getattr(compilation, "input_types", []))
+    return types + [None] * (len(compilation.inputs) - len(types))
