@@ -78,7 +78,8 @@ def assert_logged(captured: Captured, level: int, substrings: Sequence[str], *, 
             return message
     raise AssertionError(
         f"expected a {logging.getLevelName(level)} log record containing {list(substrings)!r} ({what}); "
-        f"records at that level: {messages!r}; all records: {[(r.levelname, r.getMessage()) for r in captured.records]!r}"
+        f"records at that level: {messages!r}; "
+        f"all records: {[(r.levelname, r.getMessage()) for r in captured.records]!r}"
     )
 
 
@@ -89,7 +90,8 @@ def assert_warned(captured: Captured, category: type, substrings: Sequence[str],
         if all(s in text for s in substrings):
             return text
     seen = [f"{w.category.__name__}: {w.message}" for w in captured.warnings]
-    raise AssertionError(f"expected a {category.__name__} containing {list(substrings)!r} ({what}); warnings seen: {seen!r}")
+    raise AssertionError(
+        f"expected a {category.__name__} containing {list(substrings)!r} ({what}); warnings seen: {seen!r}")
 
 
 def exception_chain(exc: BaseException) -> list[BaseException]:
@@ -177,6 +179,16 @@ def messages_at(result: Mapping[str, Any], level: int) -> Iterable[str]:
 
 # --- dynamo_export (SPEC section 4) -------------------------------------------------------------------------------
 # ``weights`` arguments are ``export_zoo.model_weights(module)``: {first fqn: [tensor, fqn, fqn, ...]}.
+
+
+# EX-7: an op type written as an ATen/prims/c10d operator name (aten.addmm.default, _c10d_functional.all_reduce...)
+_OPERATOR_NAME = re.compile(r"^(aten|prims|_?c10d_functional|torch|operator|builtins)\.|\.(default|Tensor|int)$")
+
+
+def assert_ge_op_types(graph: Any, *, what: str) -> None:
+    """EX-7: every op type is a GE type name (``MatMulV2``), never an operator name such as ``aten.addmm.default``."""
+    named = sorted({op.type for op in graph.op if _OPERATOR_NAME.search(op.type) or not op.type.isidentifier()})
+    assert not named, f"{what}: op types that are operator names, not GE op types: {named!r}"
 
 
 def assert_files(root: os.PathLike | str, expected: Collection[str], *, what: str) -> None:

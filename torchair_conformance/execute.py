@@ -49,7 +49,8 @@ def _fits(desc: Any, t: torch.Tensor) -> bool:
 
 def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> list[list[torch.Tensor]]:
     """EX-11: load ``path`` (its ``graph[0]``) with the GE executor and run it once per order of ``tensors`` that
-    fits its ``Data`` ops (index order); the outputs of each run. An error names the Data descs when none fits."""
+    fits its ``Data`` ops (index order); the outputs of each run that completes. An error names the Data descs when
+    none fits; the first order's error is raised when none runs."""
     model = exports.load_air(path)
     data = sorted((op for op in model.graph[0].op if op.type == "Data"), key=lambda op: op.attr["index"].i)
     orders = [list(p) for p in itertools.permutations(tensors)
@@ -59,7 +60,18 @@ def run_air(path: os.PathLike | str, tensors: Sequence[torch.Tensor]) -> list[li
             f"EX-11: no order of the inputs {[(t.dtype, tuple(t.shape)) for t in tensors]} fits the Data ops "
             f"{[(op.name, list(op.output_desc[0].shape.dim)) for op in data]} of {path}")
     graph = ge_executor.load(model, weights_dir=os.getcwd())
-    return [list(graph.run(order)) for order in orders]
+    runs, failures = [], []
+    for order in orders:
+        # An order that fits the descs can still be the wrong one (token ids and an all-ones mask are both int64 of
+        # one shape; ids in the mask's place make a Gather index out of range): the executor's refusal is kept
+        # only when no order runs.
+        try:
+            runs.append(list(graph.run(order)))
+        except Exception as exc:  # noqa: BLE001 - re-raised below when every order fails
+            failures.append(exc)
+    if not runs:
+        raise failures[0]
+    return runs
 
 
 def closest(runs: Sequence[Sequence[torch.Tensor]], want: Sequence[torch.Tensor],

@@ -6,8 +6,6 @@ through gloo in the rank's process: the collective is run, not cut out). Graphs 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import torch
 from hypothesis import given, settings
@@ -15,16 +13,7 @@ from hypothesis import strategies as st
 
 from torchair_conformance import execute, export_zoo, exports, harness, models, profiles
 from torchair_conformance import strategies as cst
-from torchair_conformance.assertions import assert_worker_ok
-
-# EX-7: an op type written as an ATen/prims/c10d operator name (aten.addmm.default, _c10d_functional.all_reduce...)
-_OPERATOR_NAME = re.compile(r"^(aten|prims|_?c10d_functional|torch|operator|builtins)\.|\.(default|Tensor|int)$")
-
-
-def assert_ge_op_types(graph, *, what: str) -> None:
-    """EX-7: every op type is a GE type name (``MatMulV2``), never an operator name such as ``aten.addmm.default``."""
-    named = sorted({op.type for op in graph.op if _OPERATOR_NAME.search(op.type) or not op.type.isidentifier()})
-    assert not named, f"{what}: op types that are operator names, not GE op types: {named!r}"
+from torchair_conformance.assertions import assert_ge_op_types, assert_worker_ok
 
 
 def _other_batch(draw, batch):
