@@ -9,7 +9,12 @@ import types
 import pytest
 import torch
 
-from torchair_ref.inference import guard_check, guard_spec
+from torchair_ref.inference import guard_check, guard_kinds, guard_spec
+
+
+def translate(kind, source, parts, value, *, fixed, graph_inputs):
+    """One raw guard through the registry, as `guard_read` gives it."""
+    return guard_kinds.translate(guard_kinds.RawGuard(kind, source, tuple(parts), value, fixed, graph_inputs))
 
 
 def test_sources_parse_into_steps():
@@ -68,7 +73,7 @@ def test_when_depends_on_the_root():
 
 def test_unknown_kind_is_refused_with_its_name():
     with pytest.raises(guard_spec.UnknownGuard, match="DICT_VERSION"):
-        guard_spec.translate("DICT_VERSION", "G['table']", ["___dict_version(G['table']) == 7"], {},
+        translate("DICT_VERSION", "G['table']", ["___dict_version(G['table']) == 7"], {},
                              fixed=frozenset({"self"}), graph_inputs=frozenset())
 
 
@@ -108,11 +113,11 @@ def test_class_digest_follows_the_code():
 
 def test_first_call_checks_name_the_failing_guard():
     module = torch.nn.Linear(2, 2)
-    specs = guard_spec.translate("TENSOR_MATCH", "L['self']._parameters['weight']",
+    specs = translate("TENSOR_MATCH", "L['self']._parameters['weight']",
                                  ["check_tensor(L['self']._parameters['weight'], Parameter, DispatchKeySet(CPU), "
                                   "torch.float32, device=None, requires_grad=True, size=[2, 2], stride=[2, 1])"],
                                  module.weight, fixed=frozenset({"self"}), graph_inputs=frozenset())
-    specs += guard_spec.translate("FALSE_MATCH", "L['self'].training", ["L['self'].training == False"], False,
+    specs += translate("FALSE_MATCH", "L['self'].training", ["L['self'].training == False"], False,
                                   fixed=frozenset({"self"}), graph_inputs=frozenset())
     module.eval()
     assert guard_check.first_call_failure(specs, module, torch.nn.Linear.forward, {}) is None
@@ -129,15 +134,14 @@ def _wrapped(specs):
     failures = []
 
     def on_fail(spec, *args, **kwargs):
-        failures.append(spec["guard"])
-        return ("failed", spec["guard"])
+        failures.append(spec.guard)
+        return ("failed", spec.guard)
 
     wrapped = guard_check.guarded_method(method, method, specs, on_fail, {})
     return types.MethodType(wrapped, object()), failures
 
 
 def test_per_call_checks_run_before_the_call():
-    translate = guard_spec.translate
     kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset({"L['x']"}))
     specs = (
         translate("LAMBDA_GUARD", None, ["4 <= L['x'].size()[0]", "L['n'] != 1"], None, **kw)

@@ -96,7 +96,7 @@ def _unreadable_code() -> dict[str, str]:
 def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) -> dict[str, Any]:
     """Every leaf guard Dynamo holds for the traced method, with the reference translator's verdict on each."""
     from torchair_ref import _torch
-    from torchair_ref.inference import guard_check, guard_spec
+    from torchair_ref.inference import guard_check, guard_kinds, guard_spec
 
     code, function, args, kwargs, graph_inputs = _trace(built, method_name, steps, dynamic)
     entries = _torch.cache_entries(code)
@@ -124,8 +124,8 @@ def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) 
         if kind == "DEFAULT_DEVICE":
             value = _torch.default_device_module().CURRENT_DEVICE
         try:
-            guard_spec.translate(kind, source, parts, value if kind in _VALUE_KINDS else None, fixed=fixed,
-                                 graph_inputs=graph_inputs)
+            guard_kinds.translate(guard_kinds.RawGuard(kind, source, tuple(parts), value if kind in _VALUE_KINDS
+                                                       else None, fixed, graph_inputs))
             refused = None
         except guard_spec.UnknownGuard as exc:
             refused = str(exc)

@@ -29,8 +29,18 @@ from typing import Any
 import torch
 
 from torchair_ref import _files, compilers
-from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError, UncacheableError
-from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, inputs, paths, record
+from torchair_ref.errors import CacheFileError, StaleCacheError, UncacheableError
+from torchair_ref.inference import (
+    artifact,
+    bytecode,
+    guard_check,
+    guard_kinds,
+    guard_read,
+    guard_spec,
+    inputs,
+    paths,
+    record,
+)
 
 logger = logging.getLogger("torchair_ref")
 
@@ -219,9 +229,6 @@ class CachedFunction:
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
         function = self._method.__func__
         record.check_input_records(loaded.inputs)
-        problem = guard_spec.validate(loaded.guards)
-        if problem is not None:
-            raise BrokenCacheError(f"the recorded guards are not valid: {problem}")
         module_globals = bytecode.ModuleView(function.__globals__)
         module_globals.update(bytecode.injected_objects(loaded.globals))
         failed = guard_check.first_call_failure(loaded.guards, self._method.__self__, function, module_globals)
@@ -238,9 +245,9 @@ class CachedFunction:
         return self._warm_call
 
     @staticmethod
-    def _guard_failed(spec: dict, *args: Any, **kwargs: Any) -> Any:
+    def _guard_failed(spec: guard_kinds.GuardSpec, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
-        found = inputs.Mismatch("type", f"Dynamo's guard {spec['guard']} fails: {spec['text']}")
+        found = inputs.Mismatch("type", f"Dynamo's guard {spec.guard} fails: {spec.text}")
         raise inputs.InputMismatchError(found)
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:

@@ -5,8 +5,9 @@ The frame's cache entry (`_torch.cache_entries`) holds a `GuardManagerWrapper`; 
 `root` is a tree of `GuardManager`s, one per source (`L['x']`, `L['self']._modules['lin']`, `G['helper']`), each with
 leaf guards (`get_leaf_guards()`: the class name is the kind, `verbose_code_parts()` the text); a `DictGuardManager`
 also fixes its dict's length and guards its entries by insertion index (`get_key_value_managers()`); the shape
-environment's guards hang off the root as epilogue `LAMBDA_GUARD`s. Each leaf becomes `guard_spec.translate`'s
-checks, given the live object at its source (the cold call's arguments, the module, the function's globals).
+environment's guards hang off the root as epilogue `LAMBDA_GUARD`s. Each leaf becomes a `guard_kinds.RawGuard` and
+the registry's typed specs (`guard_kinds.translate`), given the live object at its source (the cold call's
+arguments, the module, the function's globals) when its kind reads one.
 """
 from __future__ import annotations
 
@@ -18,32 +19,34 @@ import torch
 
 from torchair_ref import _torch
 from torchair_ref.errors import UncacheableError
-from torchair_ref.inference import guard_check, guard_spec, record
+from torchair_ref.inference import guard_check, guard_kinds, guard_spec, record
+from torchair_ref.inference.guard_kinds import GuardSpec, RawGuard, UnknownGuard
 
 
 def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
-                graph_inputs: frozenset[str]) -> list[dict[str, Any]]:
+                graph_inputs: frozenset[str]) -> list[GuardSpec]:
     """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), evaluated against the
-    first call's `args`/`kwargs`; raises `guard_spec.UnknownGuard` naming a guard that cannot be translated."""
+    first call's `args`/`kwargs`; raises `UnknownGuard` naming a guard that cannot be translated."""
     entries = _torch.cache_entries(code)
     if len(entries) != 1:
-        raise guard_spec.UnknownGuard(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}")
+        raise UnknownGuard(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}")
     wrapper = entries[0].guard_manager
     wrapper.populate_code_parts_for_debugging()
     bound = inspect.signature(function).bind(module, *args, **kwargs)
     bound.apply_defaults()
     frame = {**dict(bound.arguments), **guard_check.cells(function)}
     fixed = frozenset({function.__code__.co_varnames[0], *function.__code__.co_freevars})
-    specs: list[dict[str, Any]] = []
+    specs: list[GuardSpec] = []
     seen: set[str] = set()
 
     def add(kind: str, source: str | None, guard: Any, value: Any = None) -> None:
         if guard is not None:
-            parts = [guard_spec.strip_comment(p) for p in guard.verbose_code_parts()]
+            parts = tuple(guard_spec.strip_comment(p) for p in guard.verbose_code_parts())
         else:  # a guard of our own (a dict's length): its text says what it checks
-            parts = [f"len({source}) == {len(value)}"]
-        for spec in guard_spec.translate(kind, source, parts, value, fixed=fixed, graph_inputs=graph_inputs):
-            key = repr(sorted(spec.items()))
+            parts = (f"len({source}) == {len(value)}",)
+        raw = RawGuard(kind, source, parts, value, fixed, graph_inputs)
+        for spec in guard_kinds.translate(raw):
+            key = repr(spec.to_json())
             if key not in seen:  # the same guard is listed under each source it reads
                 seen.add(key)
                 specs.append(spec)
@@ -54,9 +57,7 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
     def walk(manager: Any, source: str | None) -> None:
         for guard in manager.get_leaf_guards():
             kind = type(guard).__name__
-            needs_value = kind in ("TYPE_MATCH", "ID_MATCH", "EQUALS_MATCH", "LENGTH_CHECK", "DICT_LENGTH",
-                                   "TENSOR_MATCH", "DEFAULT_DEVICE")
-            value = _value(kind, source, value_at) if needs_value else None
+            value = _value(kind, source, value_at) if guard_kinds.reads_value(kind) else None
             add(kind, source, guard, value)
             if kind == "TYPE_MATCH" and isinstance(value, torch.nn.Module):
                 for hooks in _HOOK_DICTS:  # torch 2.13 skips them (`skip_nnmodule_hook_guards`); 2.14 guards them
@@ -86,11 +87,11 @@ def _value(kind: str, source: str | None, value_at: Any) -> Any:
     if kind == "DEFAULT_DEVICE":
         return _torch.default_device_module().CURRENT_DEVICE
     if source is None:
-        raise guard_spec.UnknownGuard(f"{kind} on no source")
+        raise UnknownGuard(f"{kind} on no source")
     try:
         return value_at(source)
     except Exception as exc:  # noqa: BLE001 - a source we cannot follow is a guard we cannot translate
-        raise guard_spec.UnknownGuard(f"{kind} on {source}, which cannot be read back ({exc!r})") from exc
+        raise UnknownGuard(f"{kind} on {source}, which cannot be read back ({exc!r})") from exc
 
 
 def trace_facts() -> tuple[Any, list[record.TracedSource] | UncacheableError]:

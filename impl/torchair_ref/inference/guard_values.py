@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import sys
 import types
 from typing import Any
 
 import torch
 
-from torchair_ref import _torch
+from torchair_ref import _refs, _torch
 from torchair_ref.errors import TorchairRefError
 
 #: torch's operator classes, bound once (`describe_object` may run per call)
@@ -133,3 +134,18 @@ def from_literal(value: Any) -> Any:
         kind, items = next(iter(value.items()))
         return {"tuple": tuple, "list": list}[kind](from_literal(v) for v in items)
     return value
+
+
+def type_named(name: str) -> type | None:
+    """The class a qualified name names, importing nothing new (a class of a module not loaded is not the one)."""
+    module, _, qualname = name.rpartition(".")
+    while module and module not in sys.modules:
+        module, _, head = module.rpartition(".")
+        qualname = f"{head}.{qualname}"
+    if not module or "<" in qualname:
+        return None
+    try:
+        found = _refs.resolve({"module": module, "qualname": qualname})
+    except Exception:  # noqa: BLE001 - not reachable by name: compared by name and digest instead
+        return None
+    return found if isinstance(found, type) and qualified_name(found) == name else None

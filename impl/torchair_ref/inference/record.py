@@ -22,8 +22,9 @@ from typing import Any
 import torch
 
 from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError, UncacheableError
-from torchair_ref.inference import code_identity, generated, inputs
+from torchair_ref.inference import code_identity, generated, guard_kinds, inputs
 from torchair_ref.inference.artifact import environment
+from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
 
 SCHEMA_VERSION = 3
@@ -60,14 +61,15 @@ class CacheRecord:
     bytecode: dict[str, Any]
     globals: dict[str, dict[str, str]]
     inputs: list[dict[str, Any]]
-    #: the checks translated from Dynamo's guards for the traced frame (`guard_spec`), CC-21
-    guards: list[dict[str, Any]]
+    #: the checks translated from Dynamo's guards for the traced frame (`guard_kinds`), CC-21
+    guards: list[GuardSpec]
     graph: dict[str, Any]
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_payload(self) -> dict[str, Any]:
-        payload = dataclasses.asdict(self)
+        payload = dataclasses.asdict(dataclasses.replace(self, guards=[]))
+        payload["guards"] = [spec.to_json() for spec in self.guards]
         payload.update(payload.pop("extra"))
         return payload
 
@@ -85,6 +87,12 @@ class CacheRecord:
             values["traced_sources"] = [TracedSource(**entry) for entry in payload["traced_sources"]]
         except TypeError as exc:
             raise RecordError(f"record has a malformed traced_sources entry: {exc}") from exc
+        if not isinstance(payload["guards"], list):
+            raise BrokenCacheError(f"the recorded guards are a {type(payload['guards']).__name__}, not a list")
+        try:
+            values["guards"] = [guard_kinds.from_json(spec) for spec in payload["guards"]]
+        except (UnknownGuard, TypeError, ValueError) as exc:
+            raise BrokenCacheError(f"the recorded guards are not valid: {exc}") from exc
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
 
 

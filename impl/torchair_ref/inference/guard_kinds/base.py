@@ -1,0 +1,116 @@
+"""What every guard kind is made of (SPEC CC-21, CC-22): the typed spec a record holds, and the raw guard it is read
+from.
+
+A kind is one subclass of `GuardSpec` (a frozen dataclass) registered with `guard_kinds.register`: its class
+variables say which of Dynamo's guard kinds it translates (`kinds`) and under which name the record stores it
+(`check`); `translate` turns one raw guard of Dynamo's tree (`RawGuard`) into specs; `test` writes the Python
+boolean expression a warm start evaluates, given a `Code` that reads sources and binds constants. Nothing in a spec
+depends on the process (no ids, no addresses, no hash order: CC-22).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from torchair_ref.inference import guard_spec
+from torchair_ref.inference.guard_values import UnknownGuard
+
+
+@dataclass(frozen=True)
+class RawGuard:
+    """One leaf guard of Dynamo's tree at the cold trace: its kind (`TYPE_MATCH`, ...), the source it guards
+    (`L['x']`, None for the root's), its verbose code text (comments stripped), the object at the source before the
+    cold call (read only for kinds whose spec class sets `reads_value`), the frame's locals that are not arguments
+    (`self`, closure cells) and the sources that are inputs of the compiled graph."""
+
+    kind: str
+    source: str | None
+    parts: tuple[str, ...]
+    value: Any = None
+    fixed: frozenset[str] = frozenset()
+    graph_inputs: frozenset[str] = frozenset()
+
+    @property
+    def text(self) -> str:
+        return self.parts[0] if self.parts else ""
+
+    def when(self, sources: list[str]) -> str:
+        return guard_spec.when(sources, self.fixed)
+
+    def checked_source(self) -> str:
+        """The guard's source, parsed (UnknownGuard when it has none or one a warm start cannot follow)."""
+        if self.source is None:
+            raise UnknownGuard(f"{self.kind} ({self.text!r}) on no source")
+        guard_spec.parse_source(self.source)
+        return self.source
+
+
+class Code(Protocol):
+    """What `GuardSpec.test` writes with: code reading a source, and a name bound to a constant."""
+
+    def read(self, source: str) -> str: ...
+
+    def bind(self, value: Any) -> str: ...
+
+
+@dataclass(frozen=True)
+class GuardSpec:
+    """One check a warm start runs without Dynamo, translated from one of Dynamo's guards.
+
+    `guard` is Dynamo's kind, `text` Dynamo's text (for messages), `when` "call" when it reads the call's arguments
+    or ambient state, "first" when it reads only the module and the code it reaches."""
+
+    #: the name the record stores the spec under (`{"check": ...}`)
+    check: ClassVar[str] = ""
+    #: Dynamo's guard kinds (leaf class names) this spec translates
+    kinds: ClassVar[tuple[str, ...]] = ()
+    #: whether `translate` needs the object at the guard's source (`RawGuard.value`)
+    reads_value: ClassVar[bool] = False
+
+    guard: str
+    when: str
+    text: str
+
+    @classmethod
+    def accepts(cls, raw: RawGuard) -> bool:
+        """Whether this class translates `raw` (a kind several classes share picks by its value: the classes that
+        override `accepts` are asked before those that do not)."""
+        return True
+
+    @classmethod
+    def translate(cls, raw: RawGuard) -> list[GuardSpec]:
+        """The specs for one raw guard (none when it needs no check); UnknownGuard when it cannot be checked."""
+        raise NotImplementedError
+
+    def test(self, code: Code) -> str:
+        """The check as a Python boolean expression over `code.read(source)` and `code.bind(constant)`."""
+        raise NotImplementedError
+
+    def read_sources(self) -> list[str]:
+        """The guard sources the check reads (a `source` field, or a `sources` list)."""
+        source, sources = getattr(self, "source", None), getattr(self, "sources", None)
+        return list(sources) if isinstance(sources, list) else [source] if isinstance(source, str) else []
+
+    def validate(self) -> None:
+        """Raise UnknownGuard when a spec read from a file is not one this reference could have written."""
+        for source in self.read_sources():
+            guard_spec.parse_source(source)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"check": self.check, **dataclasses.asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GuardSpec:
+        names = [f.name for f in dataclasses.fields(cls)]
+        missing = [name for name in names if name not in data]
+        if missing:
+            raise UnknownGuard(f"a {cls.check} guard lacks {missing}")
+        spec = cls(**{name: data[name] for name in names})
+        if spec.when not in ("call", "first"):
+            raise UnknownGuard(f"a {cls.check} guard has when={spec.when!r}")
+        spec.validate()
+        return spec
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", self.text[:300])

@@ -1,0 +1,109 @@
+"""The structure of what the method reads (SPEC CC-21 (b), (d), (f)): container lengths (LENGTH_CHECK, DICT_LENGTH,
+a dict guard's own length), keys present or absent (DICT_CONTAINS: an instance-level override, a hook id),
+attributes absent (NO_HASATTR) and tensors passed once (NO_TENSOR_ALIASING)."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from torchair_ref.inference import guard_spec
+from torchair_ref.inference.guard_kinds import register
+from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
+from torchair_ref.inference.guard_values import UnknownGuard
+
+
+@register
+@dataclass(frozen=True)
+class Length(GuardSpec):
+    """`len()` of the object at `source` is `length` (DICT_GUARD: the length `guard_read` adds for a dict guard)."""
+
+    check = "length"
+    kinds = ("LENGTH_CHECK", "DICT_LENGTH", "DICT_GUARD")
+    reads_value = True
+
+    source: str
+    length: int
+
+    @classmethod
+    def translate(cls, raw: RawGuard) -> list[GuardSpec]:
+        source = raw.checked_source()
+        return [cls(raw.kind, raw.when([source]), raw.text, source, len(raw.value))]
+
+    def test(self, code: Code) -> str:
+        return f"{code.bind(len)}({code.read(self.source)}) == {int(self.length)}"
+
+
+@register
+@dataclass(frozen=True)
+class Contains(GuardSpec):
+    """`key in` the object at `source` is `present`."""
+
+    check = "contains"
+    kinds = ("DICT_CONTAINS",)
+
+    source: str
+    key: int | str
+    present: bool
+
+    @classmethod
+    def translate(cls, raw: RawGuard) -> list[GuardSpec]:
+        source = raw.checked_source()
+        negated = raw.text.startswith("not ")
+        call = ast.parse(raw.text[4:] if negated else raw.text, mode="eval").body
+        if not (isinstance(call, ast.Call) and len(call.args) == 2 and isinstance(call.args[0], ast.Constant)
+                and type(call.args[0].value) in (int, str)):
+            raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
+        return [cls(raw.kind, raw.when([source]), raw.text, source, call.args[0].value, not negated)]
+
+    def test(self, code: Code) -> str:
+        return f"({code.bind(self.key)} in {code.read(self.source)}) is {bool(self.present)!r}"
+
+
+@register
+@dataclass(frozen=True)
+class NoAttr(GuardSpec):
+    """The object at `source` has no attribute `attr`."""
+
+    check = "no_attr"
+    kinds = ("NO_HASATTR",)
+
+    source: str
+    attr: str
+
+    @classmethod
+    def translate(cls, raw: RawGuard) -> list[GuardSpec]:
+        source = raw.checked_source()
+        call = ast.parse(raw.text.removeprefix("not "), mode="eval").body
+        if not (isinstance(call, ast.Call) and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)):
+            raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
+        return [cls(raw.kind, raw.when([source]), raw.text, source, call.args[1].value)]
+
+    def test(self, code: Code) -> str:
+        return f"not {code.bind(hasattr)}({code.read(self.source)}, {code.bind(self.attr)})"
+
+
+@register
+@dataclass(frozen=True)
+class Distinct(GuardSpec):
+    """The objects at `sources` are distinct objects."""
+
+    check = "distinct"
+    kinds = ("NO_TENSOR_ALIASING",)
+
+    sources: list[str]
+
+    @classmethod
+    def translate(cls, raw: RawGuard) -> list[GuardSpec]:
+        if not raw.parts:
+            return []  # the same guard, listed again under each of its tensors
+        call = ast.parse(raw.text, mode="eval").body
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "check_no_aliasing"):
+            raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
+        sources = [ast.unparse(arg) for arg in call.args]
+        for item in sources:
+            guard_spec.parse_source(item)
+        return [cls(raw.kind, raw.when(sources), raw.text, sources)]
+
+    def test(self, code: Code) -> str:
+        codes = [code.read(s) for s in self.sources]
+        return " and ".join(f"{a} is not {b}" for n, a in enumerate(codes) for b in codes[n + 1:]) or "True"
