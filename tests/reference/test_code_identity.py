@@ -97,3 +97,11 @@ def test_digest_is_the_same_under_another_hash_seed() -> None:
         done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True)
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1] and "code:" in outputs[0]
+
+
+def test_frozen_closure_held_by_a_module_object_is_identified() -> None:
+    code = os.environ.encodekey.__code__
+    assert "<locals>" in code.co_qualname and code.co_filename == "<frozen os>"
+    [source] = record.traced_sources([code])
+    assert source.file == "<frozen os>" and "<" not in source.qualname
+    assert record.changed_sources([source]) == []

@@ -25,8 +25,12 @@ def identify(code: types.CodeType) -> tuple[str, str, str] | None:
     module and qualified name; None for any other code."""
     match = _FROZEN.match(code.co_filename)
     qualname = getattr(code, "co_qualname", code.co_name)
-    if match is None or "<" in qualname:
+    if match is None:
         return None
+    if "<" in qualname:  # a closure, found again through the module-level object holding it (os.environ.encodekey)
+        qualname = _held_at(match.group(1), code) or qualname
+        if "<" in qualname:
+            return None
     live = _find(match.group(1), qualname)
     if live is None or live is not code:
         return None
@@ -56,3 +60,19 @@ def _find(module_name: str, qualname: str) -> types.CodeType | None:
     value = getattr(value, "fget", value)  # a property's getter
     code = getattr(value, "__code__", None)
     return code if isinstance(code, types.CodeType) else None
+
+
+def _held_at(module_name: str, code: types.CodeType) -> str | None:
+    """`name.attr` of a function with `code` held in the instance dict of a module-level object, else None."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    for name, value in sorted(vars(module).items()):
+        held = getattr(value, "__dict__", None)
+        if isinstance(value, (type, types.ModuleType)) or not isinstance(held, dict):
+            continue
+        for attr, item in sorted(held.items()):
+            if getattr(item, "__code__", None) is code:
+                return f"{name}.{attr}"
+    return None
