@@ -33,7 +33,8 @@ def identify(code: types.CodeType) -> tuple[str, str, str] | None:
             if _code(value) is code:
                 for cls in [owner] + [c for c in classes if issubclass(c, owner) and c is not owner]:
                     if _code(getattr(cls, name, None)) is code and _importable(cls):
-                        return MARKERS[_kind(cls) or ""], f"{cls.__module__}:{cls.__qualname__}.{name}", digest(cls, name)
+                        named = f"{cls.__module__}:{cls.__qualname__}.{name}"
+                        return MARKERS[_kind(cls) or ""], named, digest(cls, name)
                 return None  # made inside a function: a warm start could not find the class again
     return None
 
@@ -72,8 +73,16 @@ def _kind(cls: type) -> str | None:
 
 
 def _code(value: Any) -> types.CodeType | None:
-    """The code of a function, or of the function a static/class method or bound method wraps."""
-    return getattr(getattr(value, "__func__", value), "__code__", None)
+    """The code of a function, or of the function a static/class method or bound method wraps; through
+    `functools.wraps` wrappers (`__wrapped__`, as `transformers`' `ModelOutput` wraps a dataclass `__init__`), the
+    innermost function's, which is the generated one."""
+    func = getattr(value, "__func__", value)
+    for _ in range(16):  # a bounded walk: a `__wrapped__` cycle must not hang a compile
+        inner = getattr(func, "__wrapped__", None) if isinstance(func, types.FunctionType) else None
+        if inner is None:
+            break
+        func = getattr(inner, "__func__", inner)
+    return getattr(func, "__code__", None)
 
 
 def _importable(cls: type) -> bool:

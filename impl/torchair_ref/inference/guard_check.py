@@ -50,7 +50,8 @@ def _step(value: Any, op: str, arg: Any) -> Any:
     if op == "item":
         return dict.__getitem__(value, arg) if isinstance(value, dict) else value[arg]
     if op == "at":
-        return value[list(dict.keys(value))[arg]]
+        key = list(dict.keys(value))[arg]  # past a dict subclass's own __getitem__, as Dynamo reads it
+        return dict.__getitem__(value, key) if isinstance(value, dict) else value[key]
     if op == "key":
         return list(dict.keys(value))[arg]
     if op == "type":
@@ -204,7 +205,7 @@ def _source_code(source: str, params: set, hoisted: dict[str, str] | None = None
         elif op == "key":
             code = f"_tq_list(_tq_dict.keys({code}))[{int(arg)}]"
         elif op == "at":
-            code = f"{code}[_tq_list(_tq_dict.keys({code}))[{int(arg)}]]"
+            code = f"_tq_dict.__getitem__({code}, _tq_list(_tq_dict.keys({code}))[{int(arg)}])"
         else:
             code = f"_tq_{op}({code})"
     if hoisted is not None and reads is not None and code not in params:

@@ -66,11 +66,18 @@ _PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\
 _PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
 
 
+#: a global Dynamo installs under the id() of the object it holds (`G['_139774751974288_c1']`)
+_ADDRESS_GLOBAL = re.compile(r"G\['_[0-9]+_c[0-9]*'\]")
+
+
 @functools.lru_cache(maxsize=8192)
 def parsed_source(text: str) -> tuple[tuple, tuple]:
     """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
     sources, so each is parsed once per process."""
     plain = _PLAIN_SOURCE.fullmatch(text)
+    if _ADDRESS_GLOBAL.search(text):
+        raise UnknownGuard(f"the guard source {text!r} reads a global Dynamo named after an object's address in "
+                           "the tracing process, which another process does not have (CC-22)")
     if plain is not None:
         steps = []
         for attr, key, index in _PLAIN_STEP.findall(plain.group(3)):
@@ -99,6 +106,9 @@ def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("L", "G"):
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            if node.value.id == "G" and _ADDRESS_GLOBAL.fullmatch(f"G[{key.value!r}]"):
+                raise UnknownGuard(f"the guard reads G[{key.value!r}], a global Dynamo named after an object's "
+                                   "address in the tracing process, which another process does not have (CC-22)")
             return [node.value.id, key.value], []
         return None
     if isinstance(node, ast.Attribute):
@@ -132,6 +142,13 @@ def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
                 return None
             inner = _source_of(node.args[0])
             return None if inner is None else (inner[0], inner[1] + [[step, None]])
+        if (isinstance(func, ast.Attribute) and func.attr == "__getitem__" and isinstance(func.value, ast.Name)
+                and func.value.id == "dict" and len(node.args) == 2):
+            # `dict.__getitem__(X, list(dict.keys(X))[i])`: Dynamo's form for a dict subclass (transformers'
+            # `_CanRecordRegistry(dict)`), the value at insertion index i, read past the subclass's `__getitem__`
+            index = _key_index(node.args[1], node.args[0])
+            inner = None if index is None else _source_of(node.args[0])
+            return None if inner is None else (inner[0], inner[1] + [["at", index]])
         if isinstance(func, ast.Attribute) and func.attr in _METHODS and not node.args:
             inner = _source_of(func.value)
             return None if inner is None else (inner[0], inner[1] + [["call", func.attr]])

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError, UncacheableError
-from torchair_ref.inference import generated, guard_kinds, inputs
+from torchair_ref.inference import code_identity, generated, guard_kinds, inputs
 from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
@@ -144,7 +144,7 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         if (path, first, last) not in found:
             digest = lines_digest(path, first, last)
             if digest is None:
-                made = generated.identify(code)
+                made = generated.identify(code) or code_identity.identify(code)
                 if made is None:
                     raise OSError(f"the source of {qualname} ({code.co_filename}) cannot be read")
                 found[made] = TracedSource(made[1], made[0], 0, 0, made[2])
@@ -173,6 +173,9 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
         if s.file in generated.MARKERS.values():
             if generated.changed(s.file, s.qualname, s.sha256):
                 changed.append(f"{s.qualname} (the fields of {s.file[1:-1]} {s.qualname.rpartition('.')[0]})")
+        elif code_identity.is_marker(s.file):
+            if code_identity.changed(s.file, s.qualname, s.sha256):
+                changed.append(f"{s.qualname} ({s.file}, its code differs)")
         elif lines_digest(s.file, s.first, s.last) != s.sha256:
             changed.append(f"{s.qualname} ({s.file}:{s.first})")
     return changed

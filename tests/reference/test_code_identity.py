@@ -1,0 +1,107 @@
+"""Traced code without a source file is identified by what it is (CC-14, CC-22): frozen standard-library functions,
+generated dataclass `__init__` reached through a `functools.wraps` wrapper; a change makes the record stale."""
+from __future__ import annotations
+
+import _collections_abc
+import functools
+import importlib
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from torchair_ref.inference import code_identity, record
+
+_WRAPPED_DATACLASS = """
+import dataclasses
+import functools
+
+
+def _wrap(init):
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+    return wrapper
+
+
+@dataclasses.dataclass
+class Output:
+    {fields}
+
+
+Output.__init__ = _wrap(Output.__init__)
+"""
+
+
+def test_frozen_function_is_identified_and_checked() -> None:
+    code = _collections_abc.Mapping.__contains__.__code__
+    assert code.co_filename == "<frozen _collections_abc>"
+    [source] = record.traced_sources([code])
+    assert (source.file, source.qualname) == ("<frozen _collections_abc>", "Mapping.__contains__")
+    assert record.changed_sources([source]) == []
+    other = record.TracedSource(source.qualname, source.file, 0, 0, "code:" + "0" * 64)
+    assert record.changed_sources([other]) == ["Mapping.__contains__ (<frozen _collections_abc>, its code differs)"]
+    gone = record.TracedSource("Mapping.__no_such__", source.file, 0, 0, source.sha256)
+    assert len(record.changed_sources([gone])) == 1
+
+
+def test_unidentifiable_code_still_refused() -> None:
+    code = compile("def f():\n    return 1\n", "<made up>", "exec").co_consts[0]
+    with pytest.raises(OSError, match="cannot be read"):
+        record.traced_sources([code])
+    assert code_identity.identify(code) is None
+
+
+def _load(tmp_path, monkeypatch, fields: str, name: str):
+    (tmp_path / f"{name}.py").write_text(_WRAPPED_DATACLASS.format(fields=fields))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module(name)
+
+
+def test_wrapped_dataclass_init_is_identified_and_a_change_is_stale(tmp_path, monkeypatch) -> None:
+    module = _load(tmp_path, monkeypatch, "a: int = 1", "zoo_wrapped_output")
+    generated_code = module.Output.__init__.__wrapped__.__code__
+    assert generated_code.co_filename == "<string>"
+    [source] = record.traced_sources([generated_code])
+    assert source.file == "<dataclass>" and source.qualname == "zoo_wrapped_output:Output.__init__"
+    assert record.changed_sources([source]) == []
+    (tmp_path / "zoo_wrapped_output.py").write_text(_WRAPPED_DATACLASS.format(fields="a: int = 1\n    b: int = 2"))
+    sys.modules.pop("zoo_wrapped_output")
+    importlib.invalidate_caches()
+    importlib.import_module("zoo_wrapped_output")
+    assert record.changed_sources([source]) == [
+        "zoo_wrapped_output:Output.__init__ (the fields of dataclass zoo_wrapped_output:Output)"]
+
+
+def test_wrapper_walk_is_bounded() -> None:
+    def looped():
+        return None
+    wrapper = functools.wraps(looped)(lambda: None)
+    looped.__wrapped__ = wrapper  # a cycle: the walk stops instead of hanging
+    from torchair_ref.inference import generated
+    assert generated._code(wrapper) is not None
+
+
+def test_digest_is_the_same_under_another_hash_seed() -> None:
+    program = textwrap.dedent("""
+        import _collections_abc, os
+        from torchair_ref.inference import record
+        print(record.traced_sources([_collections_abc.Mapping.__contains__.__code__,
+                                     os._Environ.__getitem__.__code__]))
+    """)
+    outputs = []
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and "code:" in outputs[0]
+
+
+def test_frozen_closure_held_by_a_module_object_is_identified() -> None:
+    code = os.environ.encodekey.__code__
+    assert "<locals>" in code.co_qualname and code.co_filename == "<frozen os>"
+    [source] = record.traced_sources([code])
+    assert source.file == "<frozen os>" and "<" not in source.qualname
+    assert record.changed_sources([source]) == []
