@@ -18,6 +18,8 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 """
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -35,6 +37,14 @@ HELPER_PREFIX = "___"
 #: prefix of the builtins dict Dynamo injects (`__builtins_dict___0`)
 BUILTINS_DICT = "__builtins_dict"
 INJECTED_PREFIXES = (COMPILED_FN, IMPORT_PREFIX, HELPER_PREFIX, BUILTINS_DICT)
+#: a global Dynamo installs under the id() of what it holds, `{prefix}_{id(value)}_c{compile id}`
+#: (`OutputGraph.install_global_by_id`; `type(tensor)` installs the torch module as `_140012345678_c1`)
+ADDRESS_GLOBAL = r"[A-Za-z0-9_]*_[0-9]+_c[0-9]+"
+
+
+def is_injected_global(name: str) -> bool:
+    """Whether Dynamo injected the global `name` into the traced function's module (pure)."""
+    return name.startswith(INJECTED_PREFIXES) or re.fullmatch(ADDRESS_GLOBAL, name) is not None
 #: the module whose helpers the transformed bytecode calls (profiler ranges, size/stride reads)
 DYNAMO_UTILS = "torch._dynamo.utils"
 #: Dynamo's helper in guard sources for an ordered dict's item

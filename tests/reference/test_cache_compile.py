@@ -158,3 +158,47 @@ def test_custom_decompositions_are_applied() -> None:
 
     code = artifact.read(cached.cache_file)["graph"]["code"]
     assert "aten.clamp" in code and "aten.relu" not in code, code
+
+
+# -- a refusal the user can act on (issue 29 item 6) ------------------------------------------------------------
+
+
+class Broken(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.add_(1)  # a view of an input the graph mutates: a warm start could not rebuild it (CC-18)
+        return x.view(-1)
+
+
+def test_not_cached_and_recompile_warnings_point_at_the_users_call_and_are_logged(tmp_path: Path) -> None:
+    """CC-17: the "is not cached" warning (an output a warm start cannot rebuild) and the recompile one (raised under Dynamo) name the
+    line that called the cached method, and each is on the implementation's logger too."""
+    import logging
+    import warnings
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    torchair_ref.logger.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            broken = cache_compile(Broken().forward, config=eager_config(), cache_dir=str(tmp_path / "a"))
+            broken(torch.randn(2, 3)); call_line = _line()  # noqa: E702 - the call and its line number together
+            net = Net()
+            static = cache_compile(net.forward, config=eager_config(), cache_dir=str(tmp_path / "b"), dynamic=False)
+            static(torch.randn(2, 4))
+            static(torch.randn(3, 4)); recompile_line = _line()  # noqa: E702
+    finally:
+        torchair_ref.logger.removeHandler(handler)
+    not_cached = [w for w in seen if "is not cached" in str(w.message)]
+    recompiled = [w for w in seen if "Skip cache as" in str(w.message)]
+    assert [(w.filename, w.lineno) for w in not_cached] == [(__file__, call_line)], not_cached
+    assert [(w.filename, w.lineno) for w in recompiled] == [(__file__, recompile_line)], recompiled
+    logged = [r.getMessage() for r in records if r.levelno == logging.WARNING]
+    assert str(not_cached[0].message) in logged and str(recompiled[0].message) in logged, logged
+
+
+def _line() -> int:
+    import sys
+
+    return sys._getframe(1).f_lineno

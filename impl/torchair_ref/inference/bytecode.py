@@ -47,7 +47,7 @@ def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also:
     for name in sorted(_all_names(code) | set(also)):
         if name.startswith(_torch.RESUME_AT):
             raise UncacheableError(f"the traced code continues in {name} (a graph break), which cannot be cached")
-        if not name.startswith(_torch.INJECTED_PREFIXES) or name not in module_globals:
+        if not _torch.is_injected_global(name) or name not in module_globals:
             continue
         if name.startswith(_torch.COMPILED_FN):
             refs[name] = dict(_GRAPH)

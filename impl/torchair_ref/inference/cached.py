@@ -21,13 +21,13 @@ import os
 import shutil
 import threading
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from torchair_ref import _files
+from torchair_ref._warn import warn_user
 from torchair_ref.errors import CacheFileError, StaleCacheError, UncacheableError
 from torchair_ref.inference import (
     artifact,
@@ -161,8 +161,7 @@ class CachedFunction:
     def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
         """CC-17: compile and run without reading or writing any cache file, saying why (log and warning)."""
         self._path, self.state = None, State.UNCACHED
-        logger.warning("%s runs without its cache: %s", self.__qualname__, reason)
-        warnings.warn(f"{self.__qualname__} runs without its cache: {reason}", UserWarning, stacklevel=4)
+        warn_user(f"{self.__qualname__} runs without its cache: {reason}", logger)
         return self._compile_and_run(None, args, kwargs)
 
     def _resolve_path(self) -> str:
@@ -204,8 +203,7 @@ class CachedFunction:
         if self._kept:
             message = (f"Stale cache {path} for this process: {reason}; compiling afresh and adding a variant "
                        f"beside the {len(self._kept)} it keeps")
-            logger.warning("%s", message)
-            warnings.warn(message, UserWarning, stacklevel=4)
+            warn_user(message, logger)
         else:
             self._discard(path, StaleCacheError(reason))
             self._remove_func_dir()
@@ -227,7 +225,7 @@ class CachedFunction:
             misses.append(str(exc))
             return None
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            self._discard(path, exc, 6)
+            self._discard(path, exc)
             self._remove_func_dir()
             return _NO_FIT
         try:
@@ -238,29 +236,25 @@ class CachedFunction:
             return None
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
             if isinstance(exc, CacheFileError):  # broken: rebuilt, no failure kept
-                self._discard(path, exc, 6)
+                self._discard(path, exc)
                 self._remove_func_dir()
                 return _NO_FIT
             failure = {"reason": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
             if loaded.extra.get("load_failure") == failure:
                 self._save_allowed = False
-                logger.warning("%s: kept cache %s fails to load again (%s); compiling without rewriting it.",
-                               self.__qualname__, path, failure["reason"])
-                warnings.warn(f"Cache {path} fails to load the same way twice ({failure['reason']}); compiling "
-                              "without rewriting it", UserWarning, stacklevel=5)
+                warn_user(f"{self.__qualname__}: cache {path} fails to load the same way twice "
+                          f"({failure['reason']}); compiling without rewriting it", logger)
                 return _NO_FIT
             self._load_failure = failure
-            self._discard(path, exc, 6)
+            self._discard(path, exc)
             self._remove_func_dir()
             return _NO_FIT
 
-    def _discard(self, path: str, reason: Any, stacklevel: int = 5) -> None:
-        """CC-17: say (log and warning) that the cache at `path` is not used and why (the warning points at the
-        caller's first call: `stacklevel` counts the frames between it and here)."""
+    def _discard(self, path: str, reason: Any) -> None:
+        """CC-17: say (log and warning, at the caller's call) that the cache at `path` is not used and why."""
         kind = "stale" if isinstance(reason, StaleCacheError) else "broken"
         reason = str(reason) or type(reason).__name__  # a MemoryError has no message
-        logger.warning("Discarding %s cache %s (%s); compiling afresh.", kind, path, reason)
-        warnings.warn(f"Discarding {kind} cache {path}: {reason}", UserWarning, stacklevel=stacklevel)
+        warn_user(f"Discarding {kind} cache {path}: {reason}; compiling afresh", logger)
 
     def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
         guarded = loading.warm_function(loaded, kernel_dir, self._method, self._raise_mismatch, self._guard_failed)
@@ -335,13 +329,10 @@ class CachedFunction:
             self.state = State.TRACED
         if self._traces > 1:
             self.state = State.RECOMPILED
-            warnings.warn(
+            warn_user(
                 f"Skip cache as {self.__qualname__} recompiled (trace {self._traces}){self._recompile_reason}; removed "
                 f"{os.path.dirname(self._path or '')} and will not save it again in this process. Keep shapes "
-                "(or use dynamic=True) and Python values on guarded paths fixed to use the cache.",
-                UserWarning,
-                stacklevel=2,
-            )
+                "(or use dynamic=True) and Python values on guarded paths fixed to use the cache.", logger)
             self._remove_func_dir()
         compilation = compile_dynamo_graph(
             gm,
@@ -377,10 +368,10 @@ class CachedFunction:
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return
         except UncacheableError as exc:
-            warnings.warn(f"{self.__qualname__} is not cached: {exc}", UserWarning, stacklevel=4)
+            warn_user(f"{self.__qualname__} is not cached: {exc}", logger)
             return
         except Exception as exc:  # noqa: BLE001 - the call succeeded; a failed save must not turn it into an error
-            warnings.warn(f"{self.__qualname__} could not be cached at {path}: {exc}", UserWarning, stacklevel=4)
+            warn_user(f"{self.__qualname__} could not be cached at {path}: {exc}", logger)
             return
         logger.info("%s saved to %s", self.__qualname__, path)
 

@@ -66,18 +66,11 @@ _PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\
 _PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
 
 
-#: a global Dynamo installs under the id() of the object it holds (`G['_139774751974288_c1']`)
-_ADDRESS_GLOBAL = re.compile(r"G\['_[0-9]+_c[0-9]*'\]")
-
-
 @functools.lru_cache(maxsize=8192)
 def parsed_source(text: str) -> tuple[tuple, tuple]:
     """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
     sources, so each is parsed once per process."""
     plain = _PLAIN_SOURCE.fullmatch(text)
-    if _ADDRESS_GLOBAL.search(text):
-        raise UnknownGuard(f"the guard source {text!r} reads a global Dynamo named after an object's address in "
-                           "the tracing process, which another process does not have (CC-22)")
     if plain is not None:
         steps = []
         for attr, key, index in _PLAIN_STEP.findall(plain.group(3)):
@@ -106,9 +99,6 @@ def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("L", "G"):
         key = node.slice
         if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            if node.value.id == "G" and _ADDRESS_GLOBAL.fullmatch(f"G[{key.value!r}]"):
-                raise UnknownGuard(f"the guard reads G[{key.value!r}], a global Dynamo named after an object's "
-                                   "address in the tracing process, which another process does not have (CC-22)")
             return [node.value.id, key.value], []
         return None
     if isinstance(node, ast.Attribute):
