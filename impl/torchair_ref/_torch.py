@@ -38,8 +38,9 @@ HELPER_PREFIX = "___"
 BUILTINS_DICT = "__builtins_dict"
 INJECTED_PREFIXES = (COMPILED_FN, IMPORT_PREFIX, HELPER_PREFIX, BUILTINS_DICT)
 #: a global Dynamo installs under the id() of what it holds, `{prefix}_{id(value)}_c{compile id}`
-#: (`OutputGraph.install_global_by_id`; `type(tensor)` installs the torch module as `_140012345678_c1`)
-ADDRESS_GLOBAL = r"[A-Za-z0-9_]*_[0-9]+_c[0-9]+"
+#: (`OutputGraph.install_global_by_id`; `type(tensor)` installs the torch module as `_140012345678_c1`); an address
+#: has 8 digits or more, so a user's `conv_1_c2` is not taken for one
+ADDRESS_GLOBAL = r"[A-Za-z0-9_]*_[0-9]{8,}_c[0-9]+"
 
 
 def is_injected_global(name: str) -> bool:
