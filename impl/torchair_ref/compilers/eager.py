@@ -1,15 +1,17 @@
 """The eager graph compiler (`debug.run_eagerly=True`; `reduce-overhead` off CUDA): the ATen graph run op by op.
 
-Record: `{"compiler": "eager", "code": <FX-generated Python source of the graph>, "globals": {name: ref}}`.
-The source only calls `torch.ops.*` overloads and the names in `globals`, each an importable reference (`_refs`).
+Record: `{"compiler": "eager", "code": <FX-generated Python source of the graph>, "globals": {name: ref},
+"constants": {name: tensor as data}}`. The source only calls `torch.ops.*` overloads and the names in `globals`, each
+an importable reference (`_refs`), and reads its tensor constants as `self.<name>` (`constants`).
 """
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
 from torchair_ref import _refs, _torch
-from torchair_ref.compilers import CompiledGraph, Job
+from torchair_ref.compilers import CompiledGraph, Job, constants
 from torchair_ref.errors import UncacheableError
 
 NAME = "eager"
@@ -39,9 +41,14 @@ def through_aot(gm: Any, example_inputs: list[Any], job: Job,
 def kept(aten_gm: Any) -> CompiledGraph:
     """The ATen graph as Python source (the record) and as the callable that runs it."""
     uncacheable = None
-    if any(node.op == "get_attr" for node in aten_gm.graph.nodes):
-        uncacheable = UncacheableError(
-            "the graph holds tensor constants (get_attr nodes), which this cache format does not store")
+    held: dict[str, Any] = {}
+    for node in aten_gm.graph.nodes:
+        if node.op == "get_attr":
+            held[str(node.target)] = getattr(aten_gm, str(node.target), None) if "." not in str(node.target) else None
+    try:
+        kept_constants = constants.encode(held)
+    except UncacheableError as exc:
+        uncacheable, kept_constants = exc, {}
     code = aten_gm.graph.python_code(root_module="self")
     refs: dict[str, dict[str, str]] = {}
     for name, obj in code.globals.items():
@@ -49,7 +56,7 @@ def kept(aten_gm: Any) -> CompiledGraph:
             refs[name] = _refs.describe(obj)
         except _refs.UnreferenceableError as exc:
             uncacheable = uncacheable or UncacheableError(f"the graph code needs {name}: {exc}")
-    record = {"compiler": "eager", "code": code.src, "globals": refs}
+    record = {"compiler": "eager", "code": code.src, "globals": refs, "constants": kept_constants}
 
     def boxed(args: list[Any]) -> Any:
         inputs = list(args)
@@ -66,11 +73,12 @@ def load(record: dict[str, Any], kernel_dir: str, guaranteed: list[Any] | None =
     namespace = {name: _refs.resolve(ref) for name, ref in record["globals"].items()}
     exec(compile_source(record["code"]), namespace)  # noqa: S102 - our own verified cache file
     forward = namespace["forward"]
+    held = types.SimpleNamespace(**constants.decode(record.get("constants", {})))  # what `self.<name>` reads
 
     def boxed(args: list[Any]) -> Any:
         inputs = list(args)
         args.clear()
-        return forward(None, *inputs)
+        return forward(held, *inputs)
 
     return boxed
 
