@@ -69,3 +69,22 @@ def test_a_factory_model_is_benchmarked_cold_and_warm(tmp_path: Path) -> None:
     # Loaded, not traced; whether Dynamo was imported is the implementation's finding (for this model the
     # reference's eager graph imports it), not the factory's.
     assert warm["cache_hit"] and warm["matches_cold"] and warm["traced"]["unique_graphs"] == 0, warm
+
+
+def test_a_zoo_model_by_name(tmp_path: Path) -> None:
+    """`--model hf:<name>` (issue 29 item 5): a zoo model is a model the benchmark's processes build; an unknown name
+    lists the zoo; without the zoo's packages the error says how to install them."""
+    from torchair_conformance.zoo import packages
+
+    assert presets.is_factory("hf:gpt2") and presets.canonical("hf:gpt2") == "hf:gpt2"
+    with pytest.raises(models.ModelError, match=r"--model hf:gpt3: not a zoo model; known: hf:gpt2, "):
+        models.build("hf:gpt3")
+    if packages.missing() is not None:
+        with pytest.raises(models.ModelError, match=r"--model hf:gpt2: .*pip install"):
+            models.build("hf:gpt2")
+        return
+    built = models.build("hf:gpt2")
+    again = models.build("hf:gpt2")
+    assert built.method == "_run" and not built.module.training
+    out, out_again = built.bound()(*built.args, **built.kwargs), again.bound()(*again.args, **again.kwargs)
+    assert torch.equal(out.logits, out_again.logits), "the same weights and inputs in every process"

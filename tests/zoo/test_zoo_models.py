@@ -2,8 +2,8 @@
 cached the way TorchAir's users cache it; the warm process traces nothing, warns nothing "is not cached", repeats
 the cold outputs bit for bit and matches eager (float32: rtol 1e-3, atol 1e-4) at other shapes too.
 
-Today the `transformers` models fail here (the guard work of issue 29 fixes that); the failure message lists every
-problem `torchair_conformance.zoo.run.verdict` found. Tests of the `nightly` tier carry the `nightly` mark."""
+A failure message lists every problem `torchair_conformance.zoo.run.verdict` found. Tests of the `nightly` tier carry
+the `nightly` mark."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -218,6 +218,8 @@ def from_factory(target: str, *, device: str = "cpu", seed: int = 0) -> Built:
 
     Raises `ModelError` naming the target and what is wrong.
     """
+    if target.startswith("hf:"):
+        return from_zoo(target, device=device, seed=seed)
     module_name, _, function_name = target.partition(":")
     try:
         owner = importlib.import_module(module_name)
@@ -246,6 +248,24 @@ def from_factory(target: str, *, device: str = "cpu", seed: int = 0) -> Built:
         raise ModelError(f"--model {target}: the inputs it returns must be a tuple or list of positional arguments "
                          f"(and a dict of keyword arguments), got {_describe(args)} and {_describe(kwargs)}")
     return Built(module.to(device).eval(), method, tuple(_to(a, device) for a in args),
+                 {k: _to(v, device) for k, v in kwargs.items()})
+
+
+def from_zoo(target: str, *, device: str = "cpu", seed: int = 0) -> Built:
+    """`--model hf:<name>` (issue 29 item 5): a real `transformers` or `timm` model of the zoo
+    (`torchair_conformance.zoo.catalog`), built from its local config with random weights drawn from `seed` (nothing
+    downloaded), cached as its users cache it (the plain pattern's `_run`), on its cold inputs."""
+    from torchair_conformance.zoo import catalog, families, packages, patterns
+
+    name = target.removeprefix("hf:")
+    if name not in catalog.NAMES:
+        raise ModelError(f"--model {target}: not a zoo model; known: {', '.join('hf:' + n for n in catalog.NAMES)}")
+    missing = packages.missing()
+    if missing is not None:
+        raise ModelError(f"--model {target}: {missing}")
+    built = patterns.build(name, "plain", None, {}, seed)
+    args, kwargs = families.inputs(name, catalog.entry(name).cold_shape, seed)
+    return Built(built.module.to(device).eval(), "_run", tuple(_to(a, device) for a in args),
                  {k: _to(v, device) for k, v in kwargs.items()})
 
 

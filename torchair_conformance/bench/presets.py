@@ -59,11 +59,14 @@ NAMES = tuple(METHODS) + tuple(ALIASES)
 
 #: `package.module:factory`: a user's own model (dotted module path, a colon, a function name)
 _FACTORY = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
+#: `hf:<zoo model>`: a real `transformers` or `timm` model of the zoo (`torchair_conformance.zoo.catalog`)
+_ZOO = re.compile(r"^hf:[a-z0-9][a-z0-9-]*$")
 
 
 def is_factory(name: str) -> bool:
-    """Whether `name` has the form `package.module:factory` (a user's own model, not a preset)."""
-    return bool(_FACTORY.match(name))
+    """Whether `name` is built by a function in the benchmark's processes rather than a preset: a user's own model,
+    `package.module:factory`, or a zoo model, `hf:<name>` (`models.from_zoo`)."""
+    return bool(_FACTORY.match(name) or _ZOO.match(name))
 
 
 def canonical(name: str) -> str:
@@ -74,5 +77,6 @@ def canonical(name: str) -> str:
         return name
     close = difflib.get_close_matches(name, NAMES, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    raise ValueError(f"unknown benchmark model {name!r}; {hint}known: {', '.join(NAMES)}, or your own model as "
-                     f"package.module:factory (python -m torchair_conformance bench --help)")
+    raise ValueError(f"unknown benchmark model {name!r}; {hint}known: {', '.join(NAMES)}, a real model of the zoo as "
+                     f"hf:<name> (e.g. hf:gpt2), or your own model as package.module:factory "
+                     f"(python -m torchair_conformance bench --help)")
