@@ -139,13 +139,13 @@ class CachedFunction:
             return self._run_uncached(str(exc), args, kwargs)
         link = _files.symlink_below(self._root, self._path)
         if link is not None:
-            self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed", 4)
+            self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed")
             with contextlib.suppress(OSError):
                 os.unlink(link)  # the link itself, never what it points to
         kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
         damaged = _files.damaged_level(self._root, kernels)
         if damaged is not None:
-            self._discard(path, f"{damaged} is not a directory", 4)
+            self._discard(path, f"{damaged} is not a directory")
             with contextlib.suppress(OSError):
                 os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
             self._remove_func_dir()
