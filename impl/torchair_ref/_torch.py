@@ -19,7 +19,6 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 from __future__ import annotations
 
 import re
-
 from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any

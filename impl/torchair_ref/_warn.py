@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import types
 import warnings
 
 import torch
@@ -21,7 +22,8 @@ _LIBRARY = tuple(os.path.dirname(os.path.abspath(m.__file__ or "")) + os.sep for
 def warn_user(message: str, logger: logging.Logger, level: int = logging.WARNING) -> None:
     """Log `message` on `logger` and warn (UserWarning) at the first frame outside the package and torch."""
     logger.log(level, "%s", message)
-    frame, stacklevel = sys._getframe(1), 2  # stacklevel 2 names this function's caller
+    frame: types.FrameType | None = sys._getframe(1)
+    stacklevel = 2  # names this function's caller
     while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY):
         frame, stacklevel = frame.f_back, stacklevel + 1
     warnings.warn(message, UserWarning, stacklevel=stacklevel)

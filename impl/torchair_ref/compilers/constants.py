@@ -35,7 +35,7 @@ def encode(constants: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         total += storage.nbytes()
         if total > MAX_BYTES:
             raise UncacheableError(f"the graph holds tensor constants of more than {MAX_BYTES} bytes (at {name})")
-        host = storage.cpu() if tensor.device.type != "cpu" else storage
+        host = storage.cpu() if tensor.device.type != "cpu" else storage  # type: ignore[no-untyped-call]
         data = ctypes.string_at(host.data_ptr(), host.nbytes()) if host.nbytes() else b""
         encoded[name] = {
             "dtype": str(tensor.dtype).removeprefix("torch."), "size": list(tensor.shape),
