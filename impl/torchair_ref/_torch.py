@@ -18,7 +18,6 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -40,11 +39,6 @@ INJECTED_PREFIXES = (COMPILED_FN, IMPORT_PREFIX, HELPER_PREFIX, BUILTINS_DICT)
 #: (`OutputGraph.install_global_by_id`; `type(tensor)` installs the torch module as `_140012345678_c1`); an address
 #: has 8 digits or more, so a user's `conv_1_c2` is not taken for one
 ADDRESS_GLOBAL = r"[A-Za-z0-9_]*_[0-9]{8,}_c[0-9]+"
-
-
-def is_injected_global(name: str) -> bool:
-    """Whether Dynamo injected the global `name` into the traced function's module (pure)."""
-    return name.startswith(INJECTED_PREFIXES) or re.fullmatch(ADDRESS_GLOBAL, name) is not None
 #: the module whose helpers the transformed bytecode calls (profiler ranges, size/stride reads)
 DYNAMO_UTILS = "torch._dynamo.utils"
 #: Dynamo's helper in guard sources for an ordered dict's item

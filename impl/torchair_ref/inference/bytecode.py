@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import dis
 import marshal
+import re
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -47,7 +48,7 @@ def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also:
     for name in sorted(_all_names(code) | set(also)):
         if name.startswith(_torch.RESUME_AT):
             raise UncacheableError(f"the traced code continues in {name} (a graph break), which cannot be cached")
-        if not _torch.is_injected_global(name) or name not in module_globals:
+        if not is_injected_global(name) or name not in module_globals:
             continue
         if name.startswith(_torch.COMPILED_FN):
             refs[name] = dict(_GRAPH)
@@ -64,6 +65,12 @@ def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also:
     if len(graphs) != 1:
         raise UncacheableError(f"the traced code calls {len(graphs)} compiled graphs, expected exactly 1")
     return refs
+
+
+def is_injected_global(name: str) -> bool:
+    """Whether Dynamo injected the global `name` into the traced function's module (pure): one of its prefixes, or
+    a name after an object's address (`_torch.ADDRESS_GLOBAL`)."""
+    return name.startswith(_torch.INJECTED_PREFIXES) or re.fullmatch(_torch.ADDRESS_GLOBAL, name) is not None
 
 
 def encode(code: types.CodeType) -> dict[str, Any]:
