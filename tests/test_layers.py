@@ -32,7 +32,7 @@ PACKAGES = [*sorted(p.parent for p in IMPL.glob("*/__init__.py")), SUITE]
 # torchair_ref's layers, lowest first, by a module's path under the package: a module may import its own layer and
 # the ones below, never one above. `__init__` (the public surface, resolved lazily) is the top.
 LAYERS = [
-    {"errors", "_version", "_torch", "_files", "_lazy", "_refs", "config"},
+    {"errors", "_version", "_torch", "_files", "_lazy", "_refs", "_warn", "config"},
     {"compilers.*"},
     {"backend"},
     {"inference.*", "export.*"},
