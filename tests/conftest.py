@@ -25,7 +25,8 @@ def program_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def start_program(program: str, job: dict[str, Any], folder: Path, cwd: Path, env: Mapping[str, str] | None = None,
                   python_flags: Sequence[str] = ()) -> process.Started:
-    """`python -m tests.programs.<program>` on `job` (`torchair_conformance.process`), its files in `folder`, run in `cwd`."""
+    """`python -m tests.programs.<program>` on `job` (`torchair_conformance.process`), its files in `folder`, run
+    in `cwd`."""
     return process.start(f"tests.programs.{program}", job, folder, cwd=cwd, env=program_env(env),
                          python_flags=python_flags)
 

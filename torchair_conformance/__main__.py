@@ -1,7 +1,8 @@
 """``python -m torchair_conformance clauses|bench|report|nightly``.
 
 - ``clauses``: each SPEC clause with the tests that check it; exits 1 when a clause of sections 0-4 has no test or
-  a test names a clause that SPEC does not define. ``--write-packaged`` regenerates ``torchair_conformance/SPEC_clauses.txt``.
+  a test names a clause that SPEC does not define. ``--write-packaged`` regenerates
+  ``torchair_conformance/SPEC_clauses.txt``.
 - ``bench``: cold versus warm start in fresh processes (``torchair_conformance.bench.cli``; ``bench --help``).
 - ``report``: renders ``reports/`` from the history and the suite's JSON results (``torchair_conformance.report.cli``).
 - ``nightly``: suite, benchmarks, history, report, and one exit status that is red when any of it is

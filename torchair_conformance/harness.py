@@ -173,8 +173,10 @@ def worker_env(impl: str, extra: Mapping[str, str | None] | None = None) -> dict
 def run_worker(kind: str, job: Mapping[str, Any], *, impl: str, cwd: os.PathLike | None = None,
                env: Mapping[str, str | None] | None = None,
                timeout: float = process.DEFAULT_TIMEOUT_S) -> dict[str, Any]:
-    """Run ``python -m torchair_conformance.workers.<kind>`` on ``job`` in a fresh process and return its JSON result."""
-    return process.run(f"torchair_conformance.workers.{kind}", {**job, "impl": impl}, cwd=cwd, env=worker_env(impl, env),
+    """Run ``python -m torchair_conformance.workers.<kind>`` on ``job`` in a fresh process and return its JSON
+    result."""
+    return process.run(f"torchair_conformance.workers.{kind}", {**job, "impl": impl}, cwd=cwd,
+                       env=worker_env(impl, env),
                        timeout=timeout).result
 
 
@@ -235,7 +237,8 @@ def free_port() -> int:
 def run_ranks(jobs: Sequence[Mapping[str, Any]], *, impl: str, cwd: os.PathLike | None = None,
               env: Mapping[str, str | None] | None = None, timeout: float = process.DEFAULT_TIMEOUT_S,
               worker: str = "rank") -> list[dict[str, Any]]:
-    """Run one ``torchair_conformance.workers.<worker>`` process per job as a gloo world on 127.0.0.1 (rank = job index):
+    """Run one ``torchair_conformance.workers.<worker>`` process per job as a gloo world on 127.0.0.1 (rank = job
+    index):
     ``rank`` runs ``cache_compile`` jobs, ``export`` runs ``dynamo_export`` jobs."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="conformance-ranks-") as tmp:

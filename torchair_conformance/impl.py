@@ -1,7 +1,8 @@
 """Resolving the implementation under test (SPEC IMPL-1..IMPL-3).
 
 The module name comes from one switch: ``--impl`` on the command line, else ``$TORCHAIR_CONFORMANCE_IMPL``, else
-``torchair_ref``. ``torch_npu`` is imported first only for ``--impl torchair`` and ``--impl torchair_npu`` (IMPL-3): with ``torch_npu``
+``torchair_ref``. ``torch_npu`` is imported first only for ``--impl torchair`` and ``--impl torchair_npu`` (IMPL-3):
+with ``torch_npu``
 installed and no CANN, even ``import torch`` fails, so a CPU run must never touch it.
 """
 

@@ -6,7 +6,8 @@ prints is output like any other). stdin, stdout and stderr are files, never pipe
 (the ranks of a world) and none may block on a full pipe. A child that dies, runs past its time or prints no result
 is a `ProcessError` that carries its exit status, its job and the tails of what it printed.
 
-Used by the suite's workers (`torchair_conformance.workers`), the benchmark worker (`torchair_conformance.bench.worker`) and the
+Used by the suite's workers (`torchair_conformance.workers`), the benchmark worker
+(`torchair_conformance.bench.worker`) and the
 reference's own warm-start test programs (`tests/programs`). No torch here: the benchmark times its children's
 imports, and the parent of a benchmark never imports torch.
 """

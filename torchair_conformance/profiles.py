@@ -1,7 +1,8 @@
 """Hypothesis profiles (``dev``, ``ci``, ``nightly``) and the per-cost example budgets derived from them.
 
 ``ci`` is the default: the whole suite in under 10 minutes on 2 cores against the reference, with the
-implementation's ``fast_cache_config()`` (IMPL-2; the reference's eager graph compiler) for most properties. ``nightly`` draws many more examples, uses the
+implementation's ``fast_cache_config()`` (IMPL-2; the reference's eager graph compiler) for most properties.
+``nightly`` draws many more examples, uses the
 implementation's true default config and larger cases. ``dev`` is the smallest, for editing.
 Select one with ``--hypothesis-profile NAME`` or ``$HYPOTHESIS_PROFILE``. ``$TORCHAIR_HYPOTHESIS_DB`` names a
 folder for hypothesis's example database in every profile (the nightly pipeline keeps it between nights, so a

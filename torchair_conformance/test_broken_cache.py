@@ -118,5 +118,6 @@ def test_broken_cache_is_removed_and_recompiled(impl, kind, data):
         assert harness.unique_graphs() >= 1, "CC-17: the function must be compiled afresh"
         with torch.no_grad():
             assert_outputs_close(out, getattr(m2, method)(*x), what=f"result after a {spec['kind']} cache")
-        assert harness.cache_files(root) == [path], f"expected a fresh cache at {path}, found {harness.cache_files(root)}"
+        found = harness.cache_files(root)
+        assert found == [path], f"expected a fresh cache at {path}, found {found}"
         assert_mode_0600(path)

@@ -54,7 +54,8 @@ def test_unknown_implementation_is_a_usage_error(how, tmp_path):
     proc = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, (
-        f"expected exit {int(pytest.ExitCode.USAGE_ERROR)} (usage error) for --impl {name}, got {proc.returncode}:\n{out[-3000:]}")
+        f"expected exit {int(pytest.ExitCode.USAGE_ERROR)} (usage error) for --impl {name}, "
+        f"got {proc.returncode}:\n{out[-3000:]}")
     assert name in out, f"the usage error must name the module {name!r}:\n{out[-3000:]}"
 
 

@@ -33,9 +33,11 @@ def modes_of(impl):
 @given(data=st.data())
 @settings(max_examples=profiles.examples("compile"))
 def test_first_call_writes_the_cache_file_at_the_formula_path(impl, data):
-    module = data.draw(cst.module_specs(dtypes=cst.graph_dtypes(impl, ("float32", "float64", "bfloat16"))), label="module")
+    module = data.draw(cst.module_specs(dtypes=cst.graph_dtypes(impl, ("float32", "float64", "bfloat16"))),
+                       label="module")
     method = data.draw(st.sampled_from(models.METHODS), label="method")
-    options = data.draw(cst.config_options(modes=modes_of(impl), fast=harness.fast_options(impl), global_options=False), label="config")
+    options = data.draw(cst.config_options(modes=modes_of(impl), fast=harness.fast_options(impl),
+                                           global_options=False), label="config")
     dynamic = data.draw(st.booleans(), label="dynamic")
     ge_cache = data.draw(st.booleans(), label="ge_cache")
     ranks = data.draw(cst.ranks(), label="ranks")
@@ -230,14 +232,16 @@ def test_structure_and_compile_options_change_the_md5_export_flags_do_not(impl, 
             # CC-7 (b): a config with other global GE options is compiled in a process of its own.
             job = {"module": a, "config": [list(o) for o in options_b], "cache_compile": {"cache_dir": str(base / "b")},
                    "calls": [{"inputs": inputs}]}
-            assert_worker_ok(harness.run_worker("cold", job, impl=impl.name, cwd=base), what="CC-10 cold, other process")
+            assert_worker_ok(harness.run_worker("cold", job, impl=impl.name, cwd=base),
+                             what="CC-10 cold, other process")
             found = harness.cache_files(base / "b")
             assert len(found) == 1, f"expected one cache file under {base / 'b'}, found {found!r}"
             pb = os.path.relpath(found[0], base / "b")
         else:
             pb = _cold_file(impl, mb, "forward", options_b, base / "b", x)
     if change == "export flag" or (change == "structure" and str(ma) == str(mb)):
-        assert pa == pb, f"a {change} change that leaves str(module) and the options string alone moved {pa!r} to {pb!r}"
+        assert pa == pb, (f"a {change} change that leaves str(module) and the options string alone moved {pa!r} "
+                          f"to {pb!r}")
     else:
         md5a, md5b = pa.split(os.sep)[0].rsplit("_", 1)[1], pb.split(os.sep)[0].rsplit("_", 1)[1]
         assert md5a != md5b, f"a {change} change kept md5hex {md5a} ({pa!r} vs {pb!r})"

@@ -50,7 +50,8 @@ def _check_warm(impl, cold, warm, expected):
 @given(data=st.data())
 @settings(max_examples=profiles.examples("process"))
 def test_warm_start_in_a_fresh_process_traces_nothing_and_matches(impl, data):
-    module = data.draw(cst.module_specs(dtypes=cst.graph_dtypes(impl, ("float32", "float64", "bfloat16"))), label="module")
+    module = data.draw(cst.module_specs(dtypes=cst.graph_dtypes(impl, ("float32", "float64", "bfloat16"))),
+                       label="module")
     method = data.draw(st.sampled_from(models.METHODS), label="method")
     options = data.draw(cst.config_options(fast=harness.fast_options(impl)), label="config")
     dynamic = data.draw(st.booleans(), label="dynamic")

@@ -9,7 +9,8 @@ falls back to its full Python form; a call never fails for it.
 
 Nothing here imports torch at module level, and each accessor imports its private module when called: a warm start
 must not import Dynamo or Inductor, so it only calls the accessors whose note says "Warm." (`torch._C` and modules
-that `import torch` loads anyway; tests/reference/test_torch_seam.py holds them to it). Per-call code binds what an accessor
+that `import torch` loads anyway; tests/reference/test_torch_seam.py holds them to it). Per-call code binds what an
+accessor
 returns once, at load time, and never calls through this module per call.
 
 Attributes of the objects these accessors return (Dynamo's guard tree, AOTAutograd's metadata fields, the fields of

@@ -46,7 +46,8 @@ def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict 
 
 
 def _npu_backend(gm: Any, example_inputs: list, *, compiler_config: Any, custom_decompositions: dict) -> Callable:
-    return compile_dynamo_graph(gm, example_inputs, config=compiler_config, decompositions=custom_decompositions).runnable
+    compiled = compile_dynamo_graph(gm, example_inputs, config=compiler_config, decompositions=custom_decompositions)
+    return compiled.runnable
 
 
 @dataclass
@@ -205,8 +206,9 @@ def _unviewed_alias(aten_gm: Any, aliases: list[dict], n_outputs: int) -> str | 
         while node is not base and _is_view_call(node):
             node = node.args[0]
         if node is not base:
-            return (f"output {alias['output']} is a view of {alias['kind'][8:]} {alias['base']} that the compiled graph "
-                    "computes apart from it (e.g. from an input it mutates), so a warm start cannot rebuild the view")
+            return (f"output {alias['output']} is a view of {alias['kind'][8:]} {alias['base']} that the compiled "
+                    "graph computes apart from it (e.g. from an input it mutates), so a warm start cannot rebuild the "
+                    "view")
     return None
 
 

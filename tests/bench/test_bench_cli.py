@@ -1,4 +1,5 @@
-"""`python -m torchair_conformance bench` checks every argument before measuring and keeps what it measured (issue 10)."""
+"""`python -m torchair_conformance bench` checks every argument before measuring and keeps what it measured (issue
+10)."""
 from __future__ import annotations
 
 import importlib.util

@@ -64,7 +64,8 @@ def test_building_and_running_a_preset_imports_no_dynamo() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, torch\nfrom torchair_conformance.bench import models\nfor name in ('tiny', 'gpt-small', 'llama'):\n"
+    code = ("import sys, torch\nfrom torchair_conformance.bench import models\n"
+            "for name in ('tiny', 'gpt-small', 'llama'):\n"
             "    built = models.build(name)\n    with torch.no_grad():\n        built.bound()(*built.args)\n"
             "print(sorted(m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)

@@ -44,7 +44,8 @@ def test_names_that_are_neither_a_preset_nor_a_factory() -> None:
 
 def test_preflight_runs_the_factory_once_on_its_inputs() -> None:
     job = {"impl": "torchair_ref", "device": None}
-    assert preflight.check({**job, "model": f"{F}:mlp"}) == {"error": None, "device": "cpu", "method": "forward", "label": ""}
+    assert preflight.check({**job, "model": f"{F}:mlp"}) == {"error": None, "device": "cpu", "method": "forward",
+                                                           "label": ""}
     problem = preflight.check({**job, "model": f"{F}:wrong_inputs"})["error"]
     assert problem.startswith(f"--model {F}:wrong_inputs: forward(...) failed on the example inputs it returns: "
                               "RuntimeError("), problem

@@ -1,4 +1,5 @@
-"""Ctrl-C (SIGINT) and SIGTERM in `python -m torchair_conformance bench`: what was measured is kept, the workers stop, the
+"""Ctrl-C (SIGINT) and SIGTERM in `python -m torchair_conformance bench`: what was measured is kept, the workers stop,
+the
 scratch folders go (issue 21). A real bench process, a real signal, a real worker running when it arrives."""
 from __future__ import annotations
 

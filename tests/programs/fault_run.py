@@ -9,7 +9,8 @@ dynamic, ge_cache):
 - ``pause_at`` (a list of steps), ``signals`` (a folder): at each step create ``<signals>/<step>.paused``, then wait
   until ``<signals>/<step>.go`` exists.
 - ``fsize``: RLIMIT_FSIZE in bytes around the calls (CPython ignores SIGXFSZ: writes fail with EFBIG).
-- ``export``: instead of caching, ``dynamo_export`` tests.reference.export.models.TwoLayer to this directory, every weight
+- ``export``: instead of caching, ``dynamo_export`` tests.reference.export.models.TwoLayer to this directory, every
+weight
   in a file.
 
 Prints one line ``REPORT {json}``: per run, the output digests, the largest absolute difference from the plain

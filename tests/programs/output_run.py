@@ -1,4 +1,5 @@
-"""A fresh process for tests/reference/test_warm_outputs.py: call a cache_compile'd method whose outputs alias its inputs or
+"""A fresh process for tests/reference/test_warm_outputs.py: call a cache_compile'd method whose outputs alias its
+inputs or
 are built as a dataclass or namedtuple, and reply with what the outputs are next to eager's (CC-14, CC-18).
 
 Job keys: method ("views", "structs", "mutated_view"), dynamic, run_eagerly, cache_dir, batch, wide_fields (the

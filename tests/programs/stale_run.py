@@ -1,6 +1,7 @@
 """A fresh process for the staleness and input-check tests: import a model from a source file, call it, report.
 
-Usage: python -m tests.programs.stale_run, job in and report out as `torchair_conformance.process` says. Job keys: source
+Usage: python -m tests.programs.stale_run, job in and report out as `torchair_conformance.process` says. Job keys:
+source
 (path of a model file defining `build(options)`), run_eagerly, dynamic, calls (list of {"shape", "dtype", "device",
 "instance"}, in order), to_dtype (applied to the model before the first call), train, threads (first call from that
 many threads at once), instances (build and call that many models, then count the `__torchair_ref` names left in

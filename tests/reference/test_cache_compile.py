@@ -170,7 +170,8 @@ class Broken(torch.nn.Module):
 
 
 def test_not_cached_and_recompile_warnings_point_at_the_users_call_and_are_logged(tmp_path: Path) -> None:
-    """CC-17: the "is not cached" warning (an output a warm start cannot rebuild) and the recompile one (raised under Dynamo) name the
+    """CC-17: the "is not cached" warning (an output a warm start cannot rebuild) and the recompile one (raised under
+    Dynamo) name the
     line that called the cached method, and each is on the implementation's logger too."""
     import logging
     import warnings

@@ -1,4 +1,5 @@
-"""The reference's CompilerConfig beyond what torchair_conformance/test_config.py asks of any implementation (CF-1..3): its
+"""The reference's CompilerConfig beyond what torchair_conformance/test_config.py asks of any implementation (CF-1..3):
+its
 error texts, groups that cannot be replaced, copies, repr, its exact option table and options string."""
 
 from __future__ import annotations

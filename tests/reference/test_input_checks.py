@@ -69,7 +69,8 @@ def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> 
     ([_meta([None, 2], [2, 1], ["s0", None], None, contiguous=True)], [torch.ones(12, 12)],
      "expected size 12==12, stride 12==2 at dim=0"),
 ])
-def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: list, call: list, expected: str) -> None:
+def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: list, call: list,
+                                                                        expected: str) -> None:
     """CC-15: a size or stride that does not fit a dynamic graph is reported in upstream's `assert_size_stride`
     words, `expected size {actual}=={expected}, stride {actual}=={expected} at dim={i}`, with numbers only."""
     found = inputs.mismatch(call, record)
@@ -80,7 +81,8 @@ def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: 
 @pytest.mark.parametrize("size_expr", [[[], "4"], ["", "4"], ["s0 +", "4"], [7, "4"], ["s0"], "s0", ["s0/2", "4"]])
 def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object) -> None:
     """CC-17: a cache file whose symbolic sizes are not expressions the check can evaluate is refused when it loads
-    (rebuilt with a warning), never a TypeError or SyntaxError at the first call (found by test_fuzz_cache_file_lazy)."""
+    (rebuilt with a warning), never a TypeError or SyntaxError at the first call (found by
+    test_fuzz_cache_file_lazy)."""
     from torchair_ref.inference import artifact
     from torchair_ref.inference.record import check_input_records
 

@@ -1,4 +1,5 @@
-"""The reference's readable_cache text (RC-2); the contract (RC-1..RC-3) is checked by torchair_conformance/test_readable.py."""
+"""The reference's readable_cache text (RC-2); the contract (RC-1..RC-3) is checked by
+torchair_conformance/test_readable.py."""
 from __future__ import annotations
 
 import pytest
@@ -29,7 +30,8 @@ def cache_file() -> str:
 
 def test_text_layout_of_the_reference(cache_file: str) -> None:
     """The reference's RC-2 text: the rule line first, the name with its signature, the format version, a buffer's
-    own role and the caller frame's heading (what RC-2 asks of any implementation is in torchair_conformance/test_readable.py)."""
+    own role and the caller frame's heading (what RC-2 asks of any implementation is in
+    torchair_conformance/test_readable.py)."""
     text = readable_cache(cache_file, print_output=False)
     assert text.splitlines()[0] == "=" * 100
     assert "name: Small.forward(self, x: " in text, text[:500]

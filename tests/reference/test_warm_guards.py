@@ -3,8 +3,10 @@
 
 Each case runs a cold process (it writes the cache), then warm processes on copies of that cache: "warm" makes the
 differing call first (the file is stale: CC-17), "later" first makes the cold call (it loads) then the differing one
-(a recompile: CC-12). Every warm call is judged against eager's result in the same process (tests/reference/warm_guards.py).
-The module-level cases (hooks, training, code, hash seed, parameter sizes) are tests/reference/test_warm_guards_module.py.
+(a recompile: CC-12). Every warm call is judged against eager's result in the same process
+(tests/reference/warm_guards.py).
+The module-level cases (hooks, training, code, hash seed, parameter sizes) are
+tests/reference/test_warm_guards_module.py.
 """
 from __future__ import annotations
 
@@ -85,7 +87,8 @@ CASES = {
     "squeeze_batch_one": one_input("return x.squeeze() + 1", "8, 1, 6", "1, 1, 6"),
     "empty_input": one_input("return x.amax(0)", "8, 3", "0, 3"),
     # (b) argument structure
-    "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)", ("alias", "same", "duplicate", " is l[")),
+    "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)",
+                                   ("alias", "same", "duplicate", " is l[")),
     "optional_tensor": arguments("x, mask=None", "return x * 2 if mask is None else x * mask", "(a,)", "(a, b)",
                                  ("none", "mask")),
     "list_length": arguments("xs", "return sum(xs)", "([a, b],)", "([a, b, c],)", ("len", "xs")),

@@ -83,6 +83,11 @@ BETWEEN_CALLS = {
         init="self.cache = None", names=("cache", "NONE_MATCH"), twin=True),
     "int_slice_bound": case("return self.lin(x)[:, :self.keep]", "model.keep = 2", init="self.keep = 3",
                             names=("keep",)),
+    # the Python type of a parameter (issue 30 item 3): Dynamo's tensor guard checks it, so the warm check does too
+    "parameter_type": case(
+        "return self.lin(x)",
+        "class MyParam(torch.nn.Parameter):\n        pass\n    model.lin.weight = MyParam(model.lin.weight.detach())",
+        names=("MyParam",)),
 }
 
 

@@ -239,7 +239,8 @@ def test_inputs_that_do_not_fit_never_reach_a_kernel(plain: dict[str, Any]) -> N
     first_recompiles = [w for w in report["warnings"] if "recompiled (trace 2)" in w]
     # every mismatch but the last (a new size on dynamic dims, which the graph serves) is traced afresh
     # a rank the graph was not traced for fails the guard on the strides Dynamo related (CC-21) before the input check
-    for wanted in ("got torch.float16", "got torch.bfloat16", "got torch.int8", "L['x'].stride()[0] == L['x'].size()[1]",
+    for wanted in ("got torch.float16", "got torch.bfloat16", "got torch.int8",
+                   "L['x'].stride()[0] == L['x'].size()[1]",
                    "got meta"):
         assert sum(wanted in w for w in first_recompiles) == 1, (wanted, first_recompiles)
     assert len(first_recompiles) == n - 1, first_recompiles

@@ -1,6 +1,8 @@
 """The reference's cold then warm start in fresh processes on its own test programs (CC-7, CC-8, CC-14, CC-15, CC-18,
-CC-20, Inductor kernels kept); broken caches and concurrent cold compiles are torchair_conformance/test_broken_cache.py and
-torchair_conformance/test_reliability.py, with the reference's damage catalogue in tests/reliability/test_reliability_damage.py."""
+CC-20, Inductor kernels kept); broken caches and concurrent cold compiles are torchair_conformance/test_broken_cache.py
+and
+torchair_conformance/test_reliability.py, with the reference's damage catalogue in
+tests/reliability/test_reliability_damage.py."""
 from __future__ import annotations
 
 import stat

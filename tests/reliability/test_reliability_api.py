@@ -246,7 +246,8 @@ def test_export_name_never_escapes_export_path(tmp_path: Path, record_property: 
                       config=torchair_ref.CompilerConfig())
         last = os.path.basename(os.path.normpath(name))
         found = sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file())
-        assert found == sorted([f"deep/out/{last}.air", "deep/out/dynamo.pbtxt", "deep/out/options.json"]), f"export_name={name!r}: {found}"
+        wanted = sorted([f"deep/out/{last}.air", "deep/out/dynamo.pbtxt", "deep/out/options.json"])
+        assert found == wanted, f"export_name={name!r}: {found}"
 
     check()
     record_property("cases", len(tried))

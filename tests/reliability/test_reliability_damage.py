@@ -1,6 +1,7 @@
 """CC-17, RC-1: damaged, foreign, stale and unsafe cache files, on the lazy path and in readable_cache.
 
-Each damage is applied to a valid cache of `tests.reliability.faults.Net.forward` (eager compiler, in this process). The lazy
+Each damage is applied to a valid cache of `tests.reliability.faults.Net.forward` (eager compiler, in this process).
+The lazy
 path must rebuild with a warning, give the plain method's outputs, leave one valid 0600 file at the real path and
 touch nothing outside the cache root; readable_cache must raise (a ValueError) and change nothing.
 """

@@ -3,7 +3,8 @@ leaves no partial file.
 
 "Read-only" is the immutable attribute (chattr +i), because root, which runs these tests in CI, ignores permission
 bits; without CAP_LINUX_IMMUTABLE or on a file system without the attribute the cases skip, and other users get the
-write bits removed instead (tests.reliability.faults.immutable). "No room" is RLIMIT_FSIZE, set in a fresh process just before
+write bits removed instead (tests.reliability.faults.immutable). "No room" is RLIMIT_FSIZE, set in a fresh process just
+before
 the first call: the write fails with EFBIG, as it would with ENOSPC on a full disk, which cannot be made here
 without mounting a small file system.
 """

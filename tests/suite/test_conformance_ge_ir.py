@@ -1,4 +1,5 @@
-"""Tests of the suite's own GE IR reading (torchair_conformance/ge_ir.py, torchair_conformance/assertions.py): the two numberings of
+"""Tests of the suite's own GE IR reading (torchair_conformance/ge_ir.py, torchair_conformance/assertions.py): the two
+numberings of
 data types and what counts as an edge (GE_IR.md; SPEC EX-6, EX-7)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The one fresh-process protocol (torchair_conformance.process): a JSON job in, one JSON result out, a clear error else."""
+"""The one fresh-process protocol (torchair_conformance.process): a JSON job in, one JSON result out, a clear error
+else."""
 from __future__ import annotations
 
 import os

@@ -19,7 +19,8 @@ SEEDS = [int(seed) for seed in os.environ.get("TORCHAIR_SEEDS", "1").split(",")]
 
 
 def _run(seed: int) -> SuiteRun:
-    return SuiteRun(f"reference-seed-{seed}", "torchair_ref", profile=PROFILE, extra_args=(f"--hypothesis-seed={seed}",))
+    return SuiteRun(f"reference-seed-{seed}", "torchair_ref", profile=PROFILE,
+                    extra_args=(f"--hypothesis-seed={seed}",))
 
 
 @pytest.mark.slow
@@ -28,6 +29,8 @@ def test_suite_passes_on_the_reference(seed, suite_session):
     """IMPL-1: the whole suite is green on the reference whatever the seed (run in the background from the end of
     collection, `tests/suite/sessions.py`)."""
     code, document, output = suite_session
-    failed = [(r["test"], r["message"]) for r in (document or {}).get("tests", []) if r["outcome"] in ("failed", "error")]
-    assert code == pytest.ExitCode.OK and not failed, f"seed {seed} ({PROFILE}): exit {code}; failures {failed}\n{output}"
+    failed = [(r["test"], r["message"]) for r in (document or {}).get("tests", [])
+              if r["outcome"] in ("failed", "error")]
+    assert code == pytest.ExitCode.OK and not failed, (
+        f"seed {seed} ({PROFILE}): exit {code}; failures {failed}\n{output}")
     assert len(document["tests"]) > 50, f"seed {seed}: only {len(document['tests'])} tests ran"

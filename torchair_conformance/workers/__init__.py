@@ -1,5 +1,7 @@
-"""Subprocess entry points: ``python -m torchair_conformance.workers.{cold,warm,rank}`` read one JSON job and reply with one
-JSON result (``torchair_conformance.process``); ``torchair_conformance.workers.export``, a rank that runs ``dynamo_export``, documents
+"""Subprocess entry points: ``python -m torchair_conformance.workers.{cold,warm,rank}`` read one JSON job and reply
+with one
+JSON result (``torchair_conformance.process``); ``torchair_conformance.workers.export``, a rank that runs
+``dynamo_export``, documents
 its own job format.
 
 Job (all keys but ``impl`` and ``module`` optional)::

@@ -44,7 +44,8 @@ def _call_args(job: Mapping[str, Any], call: Mapping[str, Any]):
 
 
 def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the module, ``cache_compile`` its method, run the calls and report (see ``torchair_conformance.workers``)."""
+    """Build the module, ``cache_compile`` its method, run the calls and report (see
+    ``torchair_conformance.workers``)."""
     import torch
     from torch._dynamo.utils import counters
 
@@ -165,7 +166,8 @@ def _max_diff(out: Any, expected: Any) -> float:
 
 
 def main(setup=None) -> int:
-    """Read the job, run it, reply (``torchair_conformance.process``); ``setup(job)`` runs first (e.g. process groups)."""
+    """Read the job, run it, reply (``torchair_conformance.process``); ``setup(job)`` runs first (e.g. process
+    groups)."""
     from torchair_conformance import process
 
     job = process.read_job()

@@ -180,7 +180,8 @@ _INTEGER = re.compile(r"^\d+$")
 
 
 def evaluate(expr: str, values: dict[str, int]) -> int:
-    """The integer value of a sum, difference or product of integers, symbols and their small integer powers (pure); ValueError for anything else."""
+    """The integer value of a sum, difference or product of integers, symbols and their small integer powers
+    (pure); ValueError for anything else."""
     return _evaluate(ast.parse(expr, mode="eval").body, values)
 
 

@@ -236,8 +236,8 @@ def describe_input(source: str, role: str, value: Any, pytype: str | None = None
             "shape": [d if isinstance(d, int) else None for d in value.shape],
             "stride": stride,
         }
-        if role == "user_input" and pytype is not None:
-            described["pytype"] = pytype  # CC-21: a subclass where a plain tensor was traced, or the reverse
+        if pytype is not None:  # CC-21: a subclass where a plain tensor or parameter was traced, or the reverse
+            described["pytype"] = pytype
         if None in described["shape"] or None in stride:
             described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
             described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
