@@ -92,6 +92,19 @@ def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object
     check_input_records([{**record, "size_expr": ["s0", "4"]}])
 
 
+@pytest.mark.parametrize("device", ["", "nodevice", "cpu:x", 3, None])
+def test_a_record_with_a_device_torch_does_not_know_is_broken(device: object) -> None:
+    """CC-17: an input record whose device torch cannot parse is refused when the file loads, never a RuntimeError
+    at the first call (found by test_fuzz_cache_file_lazy: `"device": ""`)."""
+    from torchair_ref.inference import artifact
+    from torchair_ref.inference.record import check_input_records
+
+    record = _meta([2, 4], [4, 1], None, None, role="user_input")
+    check_input_records([record])
+    with pytest.raises(artifact.BrokenCacheError, match="device"):
+        check_input_records([{**record, "device": device}])
+
+
 _WRAPPER = """
 class Runner:
     def call(self, args):

@@ -196,13 +196,24 @@ def check_input_records(described: Any) -> None:
         shape, stride = meta.get("shape"), meta.get("stride")
         dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
             d is None or (type(d) is int and d >= 0) for d in shape + stride)
-        if not isinstance(dtype, torch.dtype) or not dims_ok or not isinstance(meta.get("device"), str):
+        if not isinstance(dtype, torch.dtype) or not dims_ok or not _is_device(meta.get("device")):
             raise BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
                                             f"{meta!r:.200}")
         for key, dims in (("size_expr", shape), ("stride_expr", stride)):
             problem = _expressions_problem(meta.get(key), len(dims))
             if problem is not None:
                 raise BrokenCacheError(f"recorded graph input {i} has an invalid {key}: {problem}")
+
+
+def _is_device(text: Any) -> bool:
+    """Whether `text` names a device torch knows (the per-call check builds `torch.device` from it)."""
+    if not isinstance(text, str):
+        return False
+    try:
+        torch.device(text)
+    except (RuntimeError, ValueError):
+        return False
+    return True
 
 
 def _expressions_problem(exprs: Any, rank: int) -> str | None:
