@@ -197,7 +197,8 @@ def lower_all(captured: Any) -> dict[str, Any]:
     """Lower every node of a captured graph: the ops with no lowering, and those whose lowering raised. A node that
     cannot be lowered gets a stand-in (a `Data` op of its traced dtype and shape), so every node after it is still
     tried: a lowering that refuses an input built by an unsupported op (attention with a mask) is found too."""
-    from torchair_ref.export import ge_build, ge_ir
+    from ge_executor import ge_ir
+    from torchair_ref.export import ge_build
     from torchair_ref.export.lowering import LOWERINGS
 
     builder = ge_build.Builder(ge_ir.GraphDef(name="survey"), False)
