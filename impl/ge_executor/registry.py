@@ -19,8 +19,8 @@ import torch
 from ge_executor import ge_ir
 from ge_executor.errors import GraphCheckError, mismatched_dtypes, unsupported_dtype
 
-__all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "input_ints", "RAW_OPS", "METADEF",
-           "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
+__all__ = ["KERNELS", "Kernel", "OpView", "kernel", "ge_name", "torch_dtype", "required", "input_ints", "RAW_OPS",
+           "METADEF", "FLOATS", "UNARY", "REAL", "BASIC", "ALL", "INDEX"]
 
 KernelFn = Callable[["OpView", list[torch.Tensor | None]], torch.Tensor | tuple[torch.Tensor, ...]]
 
@@ -61,6 +61,15 @@ def torch_dtype(name: str | None, what: str) -> torch.dtype:
         raise GraphCheckError(f"{what}: GE data type {name} has no CPU torch dtype here; "
                               f"supported: {sorted(_BY_GE_NAME)}")
     return _BY_GE_NAME[name]
+
+
+def required(op: OpView, inputs: Sequence[torch.Tensor | None], index: int) -> torch.Tensor:
+    """Data input ``index``, one the op cannot compute without: GraphCheckError naming it where the graph omits it
+    (an ``""`` edge, passed to the kernel as ``None``). A graph with fewer input slots fails as indexing does."""
+    tensor = inputs[index]
+    if tensor is None:
+        raise op.fail(f"{op.input_name(index)} is a required input, but the graph omits it")
+    return tensor
 
 
 def input_ints(tensor: torch.Tensor | None, op: OpView, what: str) -> list[int]:

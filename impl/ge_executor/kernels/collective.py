@@ -5,9 +5,14 @@ subgraph boundary, not around it. Without an initialised process group it is an 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 
-from ge_executor.registry import RAW_OPS, OpView, input_ints, kernel
+from ge_executor.registry import RAW_OPS, OpView, input_ints, kernel, required
+
+if TYPE_CHECKING:  # torch.distributed is imported where a collective runs (it may be unavailable in a build)
+    from torch.distributed import ProcessGroup
 
 _REDUCE_OPS = {"sum": "SUM", "min": "MIN", "max": "MAX", "prod": "PRODUCT"}
 
@@ -19,7 +24,7 @@ def hcom_all_reduce(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tens
     ``torch.distributed`` (gloo on CPU) in the calling rank's process."""
     import torch.distributed as dist
 
-    y = inputs[0].clone()
+    y = required(op, inputs, 0).clone()
     dist.all_reduce(y, op=_reduce_op(op), group=_process_group(op))
     return y
 
@@ -31,7 +36,7 @@ def hcom_all_gather(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tens
     """The x of every rank of the group (attr ``rank_size`` of them), concatenated along dim 0 in rank order."""
     import torch.distributed as dist
 
-    x, group = inputs[0].contiguous(), _process_group(op)
+    x, group = required(op, inputs, 0).contiguous(), _process_group(op)
     _check_rank_size(op, group)
     pieces = [torch.empty_like(x) for _ in range(dist.get_world_size(group))]
     dist.all_gather(pieces, x, group=group)
@@ -45,7 +50,7 @@ def hcom_reduce_scatter(op: OpView, inputs: list[torch.Tensor | None]) -> torch.
     parts: rank r gets part r. Dim 0 must divide evenly."""
     import torch.distributed as dist
 
-    x, group = inputs[0].contiguous(), _process_group(op)
+    x, group = required(op, inputs, 0).contiguous(), _process_group(op)
     ranks = _check_rank_size(op, group)
     if x.dim() == 0 or x.shape[0] % ranks:
         raise op.fail(f"dim 0 of x {list(x.shape)} does not split into {ranks} equal parts")
@@ -63,7 +68,7 @@ def hcom_all_to_all_v(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Te
     after the first), as torch's all_to_all_single returns them."""
     import torch.distributed as dist
 
-    x, group = inputs[0].contiguous(), _process_group(op)
+    x, group = required(op, inputs, 0).contiguous(), _process_group(op)
     send, send_at, recv, recv_at = (input_ints(t, op, name) for t, name in zip(inputs[1:5], (
         "send_counts", "send_displacements", "recv_counts", "recv_displacements")))
     world = dist.get_world_size(group)
@@ -93,7 +98,7 @@ def _reduce_op(op: OpView) -> object:
     return getattr(dist.ReduceOp, _REDUCE_OPS[reduction])
 
 
-def _check_rank_size(op: OpView, group: object) -> int:
+def _check_rank_size(op: OpView, group: ProcessGroup) -> int:
     import torch.distributed as dist
 
     ranks = dist.get_world_size(group)
@@ -102,7 +107,7 @@ def _check_rank_size(op: OpView, group: object) -> int:
     return ranks
 
 
-def _process_group(op: OpView) -> object:
+def _process_group(op: OpView) -> ProcessGroup:
     """The process group attr ``group`` names: a c10d group name (the reference writes those), or upstream's CPU
     form ``tag=<tag>;rank_list=<r>,<r>...`` (hcom_utils.py:7-20 and 46-47 in the wheel; on an NPU it would be an
     HCCL communicator name, which no CPU world has)."""
@@ -113,11 +118,14 @@ def _process_group(op: OpView) -> object:
                       "gloo) before running a graph with a collective")
     name = op.s("group").decode()
     fields = dict(part.split("=", 1) for part in name.split(";") if "=" in part)
+    # c10d's group-name lookup (the one its functional collectives use), imported there but not re-exported
+    from torch.distributed.distributed_c10d import _resolve_process_group  # type: ignore[attr-defined]
+
     c10d = dist.distributed_c10d
     if "rank_list" in fields:
         ranks = [int(r) for r in fields["rank_list"].split(",")]
         return c10d._find_or_create_pg_by_ranks_and_tag(fields.get("tag", ""), ranks, len(ranks))
     try:
-        return c10d._resolve_process_group(name)
+        return _resolve_process_group(c10d.GroupName(name))
     except (RuntimeError, ValueError) as exc:
         raise op.fail(f"no process group of this world is named {name!r}: {exc}") from exc

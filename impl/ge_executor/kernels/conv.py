@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import RAW_OPS, OpView, kernel
+from ge_executor.registry import RAW_OPS, OpView, kernel, required
 
 _CONV2D = f"{RAW_OPS}:43236 REG_OP(Conv2D) (filter: the same types; bias: DT_FLOAT16, DT_FLOAT, DT_INT32)"
 
@@ -24,7 +24,7 @@ def conv2d(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     (Cout), in x's dtype: ``strides``, ``pads``, ``dilations`` and ``groups`` (default 1) as torch's conv2d takes
     them, asymmetric pads as zero padding first. Only ``data_format`` "NCHW" (the REG_OP's default "NHWC" would
     need the filter in another layout too), and no int8 x (its ``offset_w``/``offset_x`` quantisation)."""
-    x, weight = inputs[0], inputs[1]
+    x, weight = required(op, inputs, 0), required(op, inputs, 1)
     bias = inputs[2] if len(inputs) > 2 else None
     if op.s("data_format", b"NHWC").decode() != "NCHW":
         raise op.fail(f"data_format {op.s('data_format', b'NHWC').decode()!r}: only NCHW is supported here")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel, required
 
 
 def _gather(x: torch.Tensor, indices: torch.Tensor, axis: int, op: OpView) -> torch.Tensor:
@@ -33,7 +33,7 @@ def gather(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x[indices] along axis 0 (``batch_dims`` 0 only; ``negative_index_support`` as GatherV2)."""
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
-    return _gather(inputs[0], inputs[1], 0, op)
+    return _gather(required(op, inputs, 0), required(op, inputs, 1), 0, op)
 
 
 @kernel("GatherV2", dtypes=BASIC | {"DT_BOOL"}, source=f"{RAW_OPS}:76148 REG_OP(GatherV2), BasicType() ({METADEF})")
@@ -42,16 +42,17 @@ def gather_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if op.i("batch_dims", 0) != 0:
         raise op.fail(f"batch_dims={op.i('batch_dims', 0)} is not supported (only 0)")
     (axis,) = input_ints(inputs[2], op, "axis")
-    return _gather(inputs[0], inputs[1], axis, op)
+    return _gather(required(op, inputs, 0), required(op, inputs, 1), axis, op)
 
 
 @kernel("StridedSliceV2", dtypes=BASIC, source=f"{RAW_OPS}:79460 REG_OP(StridedSliceV2)")
 def strided_slice_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x[begin:end:strides] along ``axes`` (0-d or 1-d operands; ends past the dim are clamped, as GE does)."""
-    x = inputs[0]
-    begin, end = (inputs[k].reshape(-1).tolist() for k in (1, 2))
-    axes = inputs[3].reshape(-1).tolist() if inputs[3] is not None else list(range(len(begin)))
-    strides = inputs[4].reshape(-1).tolist() if inputs[4] is not None else [1] * len(begin)
+    x = required(op, inputs, 0)
+    begin, end = (required(op, inputs, k).reshape(-1).tolist() for k in (1, 2))
+    axes_in, strides_in = inputs[3], inputs[4]
+    axes = axes_in.reshape(-1).tolist() if axes_in is not None else list(range(len(begin)))
+    strides = strides_in.reshape(-1).tolist() if strides_in is not None else [1] * len(begin)
     if any(op.i(mask, 0) for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")):
         raise op.fail("masks are not supported here")
     index = [slice(None)] * x.dim()
@@ -66,7 +67,7 @@ def strided_slice_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Ten
         source=f"{RAW_OPS}:79279 REG_OP(MaskedFill)")
 def masked_fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x where mask is false, value (cast to x's dtype) where it is true; mask and value broadcast against x."""
-    x, mask, value = inputs[0], inputs[1], inputs[2]
+    x, mask, value = required(op, inputs, 0), required(op, inputs, 1), required(op, inputs, 2)
     if mask.dtype != torch.bool:
         raise op.fail(f"mask must be bool, got {mask.dtype}")
     out = torch.where(mask, value.to(x.dtype), x)
@@ -81,7 +82,7 @@ def masked_fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def gather_elements(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """y[i][j][k] = x[index[i][j][k]][j][k] along attr ``dim`` (default 0), as torch.gather: y has index's shape,
     which may be smaller than x's off ``dim``; an index outside [-size, size) of ``dim`` is an error."""
-    x, index = inputs[0], inputs[1]
+    x, index = required(op, inputs, 0), required(op, inputs, 1)
     if index.dtype not in (torch.int32, torch.int64):
         raise op.fail(f"index must be int32 or int64, got {index.dtype}")
     dim = op.i("dim", 0)
@@ -99,11 +100,11 @@ def index_by_tensor(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tens
     """x indexed as ``aten.index`` indexes it: attr ``indices_mask`` has one entry per leading dim of x, 1 where
     the next int64 ``indices`` tensor selects along that dim and 0 where the dim is kept whole; the index tensors
     broadcast together (indices in [-size, size), negative ones from the end)."""
-    x, indices = inputs[0], [t for t in inputs[1:] if t is not None]
+    x, indices = required(op, inputs, 0), [t for t in inputs[1:] if t is not None]
     mask = op.ints("indices_mask", [])
     if sum(1 for m in mask if m) != len(indices) or len(mask) > x.dim():
         raise op.fail(f"indices_mask {mask} does not fit {len(indices)} index tensors and a {x.dim()}-d x")
-    key: list[object] = []
+    key: list[slice | torch.Tensor] = []
     picked = iter(indices)
     for dim, m in enumerate(mask):
         if not m:
@@ -124,7 +125,7 @@ def index_by_tensor(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tens
         source=f"{RAW_OPS}:76895 REG_OP(SelectV2), then/else BasicType() ({METADEF}), one dtype (result's)")
 def select_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """then where condition is true, else where false; the three broadcast together (condition bool)."""
-    condition, then, other = inputs[0], inputs[1], inputs[2]
+    condition, then, other = required(op, inputs, 0), required(op, inputs, 1), required(op, inputs, 2)
     if condition.dtype != torch.bool:
         raise op.fail(f"condition must be bool, got {condition.dtype}")
     return torch.where(condition, then, other)

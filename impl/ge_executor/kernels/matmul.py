@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import FLOATS, RAW_OPS, OpView, kernel
+from ge_executor.registry import FLOATS, RAW_OPS, OpView, kernel, required
 
 _MM = FLOATS | {"DT_INT32"}  # the float and int32 entries; int8/int4 need quantisation offsets (offset_w)
 
@@ -31,7 +31,8 @@ def _no_offset(op: OpView, inputs: list[torch.Tensor | None]) -> None:
 def mat_mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """2-d x1 @ x2 (each transposed by ``transpose_x1``/``transpose_x2``) + optional bias."""
     bias = inputs[2] if len(inputs) > 2 else None
-    return _matmul(inputs[0], inputs[1], bias, op.b("transpose_x1", False), op.b("transpose_x2", False), op)
+    x1, x2 = required(op, inputs, 0), required(op, inputs, 1)
+    return _matmul(x1, x2, bias, op.b("transpose_x1", False), op.b("transpose_x2", False), op)
 
 
 @kernel("MatMulV2", dtypes=_MM, source=f"{RAW_OPS}:38228 REG_OP(MatMulV2)")
@@ -39,13 +40,15 @@ def mat_mul_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """As MatMul, with an optional offset_w that must be absent here."""
     _no_offset(op, inputs)
     bias = inputs[2] if len(inputs) > 2 else None
-    return _matmul(inputs[0], inputs[1], bias, op.b("transpose_x1", False), op.b("transpose_x2", False), op)
+    x1, x2 = required(op, inputs, 0), required(op, inputs, 1)
+    return _matmul(x1, x2, bias, op.b("transpose_x1", False), op.b("transpose_x2", False), op)
 
 
 @kernel("BatchMatMul", dtypes=_MM, source=f"{RAW_OPS}:38433 REG_OP(BatchMatMul)")
 def batch_mat_mul(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Batched x1 @ x2 with broadcast batch dims, last two dims transposed by ``adj_x1``/``adj_x2``."""
-    return _matmul(inputs[0], inputs[1], None, op.b("adj_x1", False), op.b("adj_x2", False), op)
+    x1, x2 = required(op, inputs, 0), required(op, inputs, 1)
+    return _matmul(x1, x2, None, op.b("adj_x1", False), op.b("adj_x2", False), op)
 
 
 @kernel("BatchMatMulV2", dtypes=_MM, source=f"{RAW_OPS}:38485 REG_OP(BatchMatMulV2)")
@@ -53,4 +56,5 @@ def batch_mat_mul_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Ten
     """As BatchMatMul, with an optional bias and an offset_w that must be absent here."""
     _no_offset(op, inputs)
     bias = inputs[2] if len(inputs) > 2 else None
-    return _matmul(inputs[0], inputs[1], bias, op.b("adj_x1", False), op.b("adj_x2", False), op)
+    x1, x2 = required(op, inputs, 0), required(op, inputs, 1)
+    return _matmul(x1, x2, bias, op.b("adj_x1", False), op.b("adj_x2", False), op)

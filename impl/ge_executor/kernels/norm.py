@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import FLOATS, RAW_OPS, OpView, input_ints, kernel
+from ge_executor.registry import FLOATS, RAW_OPS, OpView, input_ints, kernel, required
 
 
 @kernel("LayerNormV4", dtypes=FLOATS,
@@ -13,7 +13,7 @@ from ge_executor.registry import FLOATS, RAW_OPS, OpView, input_ints, kernel
 def layer_norm_v4(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
     """y, mean, rstd over the trailing ``normalized_shape`` dims (mean/rstd keep those dims as 1, in float32 for
     half inputs as CANN computes them), ``epsilon`` default 1e-5; gamma/beta optional."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     normalized = input_ints(inputs[1], op, "normalized_shape")
     gamma = inputs[2] if len(inputs) > 2 else None
     beta = inputs[3] if len(inputs) > 3 else None
@@ -27,7 +27,7 @@ def layer_norm_v4(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.
 @kernel("SoftmaxV2", dtypes=FLOATS | {"DT_DOUBLE"}, source=f"{RAW_OPS}:49997 REG_OP(SoftmaxV2)")
 def softmax_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """exp(x) / sum(exp(x)) over ``axes`` (default [-1]); ``half_to_float`` gives a float32 result for float16."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     axes = op.ints("axes", [-1])
     out_dtype = torch.float32 if op.b("half_to_float", False) and x.dtype == torch.float16 else x.dtype
     work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
@@ -42,9 +42,10 @@ def bn_infer(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Inference batch norm over the channel dim 1 (NCHW, as upstream's converter lays x out):
     scale * (x - mean) / sqrt(variance + ``epsilon``) + offset, each of scale, offset, mean, variance one value per
     channel, computed in float32 and returned in x's dtype. ``epsilon`` is required (REQUIRED_ATTR)."""
-    x, scale, offset, mean, variance = inputs[:5]
-    if any(t is None for t in (scale, offset, mean, variance)):
+    _, scale, offset, mean, variance = inputs[:5]
+    if scale is None or offset is None or mean is None or variance is None:
         raise op.fail("scale, offset, mean and variance are required inputs")
+    x = required(op, inputs, 0)
     if x.dim() < 2:
         raise op.fail(f"x must have a channel dim 1, got shape {list(x.shape)}")
     channels = x.shape[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import RAW_OPS, OpView, kernel
+from ge_executor.registry import RAW_OPS, OpView, kernel, required
 
 #: CANN's operator specification of MaxPoolWithArgmaxV1 (nn_pooling_ops.h): the argmax output "type: uint16, int32.
 #: Format NCHW can only support int32 ... when the dtype of argmax is int32, argmax must be index"; "compatible with
@@ -28,7 +28,7 @@ def max_pool_with_argmax_v1(op: OpView, inputs: list[torch.Tensor | None]) -> tu
     rows and columns that never win, output sizes rounded down (up with ``ceil_mode``); argmax: where each maximum
     is, as an int32 index into its (H, W) plane, what attr ``dtype`` 3 (DT_INT32, the default) selects for NCHW.
     Another ``dtype`` (the uint16 mask layout of NC1HWC0 data) is refused."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     if x.dim() != 4:
         raise op.fail(f"x must be 4-d (NCHW), got shape {list(x.shape)}")
     if op.i("dtype", 3) != 3:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel, required
 
 
 @kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
 def reduce_sum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Sum over ``axes`` (attr ``keep_dims``), in the input's dtype; empty axes: the input itself (ONNX-style
     ``noop_with_empty_axes``, which ReduceSum's registration does not have: GE reduces nothing then)."""
-    x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
+    x, axes = required(op, inputs, 0), [int(a) for a in required(op, inputs, 1).reshape(-1).tolist()]
     if not axes:
         return x.clone()
     return x.sum(dim=axes, keepdim=op.b("keep_dims", False)).to(x.dtype)
@@ -22,7 +22,7 @@ def reduce_sum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 @kernel("ReduceMean", dtypes=BASIC, source=f"{RAW_OPS}:70332 REG_OP(ReduceMean), NumberType() ({METADEF})")
 def reduce_mean(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Mean over ``axes`` (attr ``keep_dims``); empty axes: x itself when ``noop_with_empty_axes``, else all."""
-    x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
+    x, axes = required(op, inputs, 0), [int(a) for a in required(op, inputs, 1).reshape(-1).tolist()]
     if not axes:
         return x.clone() if op.b("noop_with_empty_axes", True) else x.mean().to(x.dtype)
     return x.mean(dim=axes, keepdim=op.b("keep_dims", False))
@@ -34,7 +34,7 @@ def reduce_max(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Max over ``axes`` (attr ``keep_dims``), in the input's dtype; empty axes: the input itself (no
     ``noop_with_empty_axes`` in its registration, as ReduceSum). A max over an axis of size 0 has no value; CANN
     documents none for it, so it is refused rather than invented (torch raises there too)."""
-    x, axes = inputs[0], [int(a) for a in inputs[1].reshape(-1).tolist()]
+    x, axes = required(op, inputs, 0), [int(a) for a in required(op, inputs, 1).reshape(-1).tolist()]
     if not axes:
         return x.clone()
     if any(x.shape[a] == 0 for a in axes if -x.dim() <= a < x.dim()):
@@ -47,7 +47,7 @@ def reduce_max(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def cumsum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Running sums of x along the 0-d ``axis`` input, in x's dtype: y[i] = x[0] + ... + x[i]; ``exclusive`` leaves
     x[i] out (y[0] = 0), ``reverse`` sums from the end."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     (axis,) = input_ints(inputs[1], op, "axis")
     if not -max(x.dim(), 1) <= axis < max(x.dim(), 1):
         raise op.fail(f"axis {axis} is out of range for a {x.dim()}-d input")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import ALL, BASIC, INDEX, METADEF, RAW_OPS, OpView, input_ints, kernel
+from ge_executor.registry import ALL, BASIC, INDEX, METADEF, RAW_OPS, OpView, input_ints, kernel, required
 
 _DYNAMIC = "torch_npu-2.14.0 torchair/_ge_concrete_graph/dynamic_output_ops.py"
 _SHAPE_TYPES = ALL - {"DT_COMPLEX64", "DT_COMPLEX128", "DT_BF16"}  # Shape/Identity REG_OP list (no complex, no bf16)
@@ -16,7 +16,7 @@ _SHAPE_TYPES = ALL - {"DT_COMPLEX64", "DT_COMPLEX128", "DT_BF16"}  # Shape/Ident
         source=f"{RAW_OPS}:86029 REG_OP(Transpose), BasicType() ({METADEF}); bool per the aten converter")
 def transpose(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """Permute x's dims by the ``perm`` input tensor."""
-    return inputs[0].permute(input_ints(inputs[1], op, "perm")).contiguous()
+    return required(op, inputs, 0).permute(input_ints(inputs[1], op, "perm")).contiguous()
 
 
 @kernel("Reshape", dtypes=ALL, source=f"{RAW_OPS}:1571 REG_OP(Reshape), TensorType::ALL() ({METADEF})")
@@ -26,17 +26,18 @@ def reshape(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if op.i("axis", 0) != 0 or op.i("num_axes", -1) != -1:
         raise op.fail(f"axis={op.i('axis', 0)}, num_axes={op.i('num_axes', -1)}: only axis=0, num_axes=-1 is supported")
     shape = input_ints(inputs[1], op, "shape")
+    x = required(op, inputs, 0)
     try:
-        return inputs[0].reshape(shape).contiguous()
+        return x.reshape(shape).contiguous()
     except RuntimeError as exc:
-        raise op.fail(f"cannot reshape {list(inputs[0].shape)} to {shape}: {exc}") from exc
+        raise op.fail(f"cannot reshape {list(x.shape)} to {shape}: {exc}") from exc
 
 
 @kernel("Shape", dtypes=_SHAPE_TYPES | {"DT_BF16"},
         source=f"{RAW_OPS}:1943 REG_OP(Shape); bf16 per CANN's array_ops.h REG_OP(Shape) TensorType::ALL()")
 def shape(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x's shape as a 1-d tensor of ``dtype`` (an Int attr in GE's C++ numbering, default 3 = DT_INT32)."""
-    return torch.tensor(list(inputs[0].shape), dtype=op.dt("dtype", 3))
+    return torch.tensor(list(required(op, inputs, 0).shape), dtype=op.dt("dtype", 3))
 
 
 @kernel("Pack", dtypes=ALL, source=f"{RAW_OPS}:82824 REG_OP(Pack)")
@@ -52,28 +53,29 @@ def pack(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
         source=f"{RAW_OPS}:75939 REG_OP(Range)")
 def range_(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """[start, limit) by delta, in start's dtype."""
-    start, limit, delta = (t.item() for t in inputs[:3])
+    bounds = inputs[:3]
+    start, limit, delta = (required(op, bounds, k).item() for k in range(len(bounds)))
     if delta == 0:
         raise op.fail("delta is 0")
-    return torch.arange(start, limit, delta, dtype=inputs[0].dtype)
+    return torch.arange(start, limit, delta, dtype=required(op, inputs, 0).dtype)
 
 
 @kernel("Identity", dtypes=_SHAPE_TYPES | {"DT_BF16"}, source=f"{RAW_OPS}:1350 REG_OP(Identity) (bf16 as Cast)")
 def identity(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """A copy of x (GE gives the output its own buffer)."""
-    return inputs[0].clone()
+    return required(op, inputs, 0).clone()
 
 
 @kernel("TensorMove", dtypes={"DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_UINT32", "DT_INT8", "DT_UINT8", "DT_UINT64",
                               "DT_INT64", "DT_BOOL"}, source=f"{RAW_OPS}:15649 REG_OP(TensorMove)")
 def tensor_move(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
-    return inputs[0].clone()
+    return required(op, inputs, 0).clone()
 
 
 @kernel("SplitV", dtypes=BASIC | {"DT_BOOL"}, source=f"{_DYNAMIC}:1053 REG_OP(SplitV), BasicType() ({METADEF})")
 def split_v(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
     """``num_split`` pieces of x along ``split_dim`` with sizes ``size_splits`` (one -1 takes the rest)."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     sizes = input_ints(inputs[1], op, "size_splits")
     (dim,) = input_ints(inputs[2], op, "split_dim")
     if sizes.count(-1) == 1:
@@ -86,26 +88,27 @@ def split_v(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor
 
 @kernel("BroadcastTo", dtypes=ALL, source=f"{RAW_OPS}:64912 REG_OP(BroadcastTo)")
 def broadcast_to(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
-    shape = [int(d) for d in inputs[1].reshape(-1).tolist()]
+    shape = [int(d) for d in required(op, inputs, 1).reshape(-1).tolist()]
+    x = required(op, inputs, 0)
     try:
-        return torch.broadcast_to(inputs[0], shape).contiguous()
+        return torch.broadcast_to(x, shape).contiguous()
     except RuntimeError as exc:
-        raise op.fail(f"cannot broadcast {list(inputs[0].shape)} to {shape}: {exc}") from exc
+        raise op.fail(f"cannot broadcast {list(x.shape)} to {shape}: {exc}") from exc
 
 
 @kernel("ConcatV2", dtypes=ALL, source=f"{RAW_OPS}:82697 REG_OP(ConcatV2)")
 def concat_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """The dynamic inputs x0..x(N-1) joined along the last input, ``concat_dim``."""
-    tensors, dim = inputs[:-1], int(inputs[-1].reshape(-1)[0])
-    if len(tensors) != op.i("N", 1):
-        raise op.fail(f"attr N is {op.i('N', 1)} but {len(tensors)} tensors are given")
-    return torch.cat(tensors, dim=dim)
+    count, dim = len(inputs) - 1, int(required(op, inputs, len(inputs) - 1).reshape(-1)[0])
+    if count != op.i("N", 1):
+        raise op.fail(f"attr N is {op.i('N', 1)} but {count} tensors are given")
+    return torch.cat([required(op, inputs, k) for k in range(count)], dim=dim)
 
 
 @kernel("Unsqueeze", dtypes=ALL, source=f"{RAW_OPS}:1459 REG_OP(Unsqueeze)")
 def unsqueeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x with a size-1 dim inserted at each of attr ``axes`` (negative ones counted from the result's rank)."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     axes = op.ints("axes", [])
     rank = x.dim() + len(axes)
     for axis in sorted(a % rank for a in axes):
@@ -118,7 +121,7 @@ def squeeze(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x without the size-1 dims listed in attr ``axis`` (negative ones counted from the end); an empty ``axis``
     (the default) removes every size-1 dim. A listed dim whose size is not 1 is an error, as CANN documents for
     Squeeze ("it is an error to squeeze a dimension that is not 1"), never a silent no-op as torch's squeeze is."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     axes = op.ints("axis", [])
     if not axes:
         return x.reshape([n for n in x.shape if n != 1])
@@ -148,7 +151,7 @@ def fill(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 @kernel("Unpack", dtypes=BASIC, source=f"{_DYNAMIC}:1134 REG_OP(Unpack), BasicType() ({METADEF})")
 def unpack(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, ...]:
     """The ``num`` slices of x along attr ``axis`` (default 0), that dim removed; ``num`` must be its size."""
-    x, axis = inputs[0], op.i("axis", 0)
+    x, axis = required(op, inputs, 0), op.i("axis", 0)
     if not -x.dim() <= axis < x.dim() or x.shape[axis] != op.i("num"):
         raise op.fail(f"num={op.i('num')} slices along axis {axis} of shape {list(x.shape)}")
     return tuple(piece.contiguous() for piece in torch.unbind(x, dim=axis))
@@ -159,7 +162,7 @@ def unpack(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor,
 def as_strided(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """A ``size`` tensor whose element at index i is x's element number storage_offset + sum(i[k] * stride[k]) in
     row-major order (x is dense in GE); an element beyond x's is an error."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     size, stride = input_ints(inputs[1], op, "size"), input_ints(inputs[2], op, "stride")
     (offset,) = input_ints(inputs[3], op, "storage_offset")
     if len(size) != len(stride) or min([offset, *size, *stride], default=0) < 0:
@@ -174,7 +177,7 @@ def as_strided(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def tril(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x with the elements above diagonal ``diagonal`` (attr, default 0; positive: above the main one) of its last
     two dims set to zero."""
-    x = inputs[0]
+    x = required(op, inputs, 0)
     if x.dim() < 2:
         raise op.fail(f"x must be at least 2-d, got shape {list(x.shape)}")
     return torch.tril(x, op.i("diagonal", 0))
