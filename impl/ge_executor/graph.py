@@ -36,6 +36,10 @@ def supported_op_types() -> list[str]:
     return sorted({*STRUCTURAL, *KERNELS})
 
 
+#: one step's outputs; ``None`` only where a ``NetOutput`` passes an omitted input through
+_Outputs = tuple[torch.Tensor | None, ...]
+
+
 @dataclass(frozen=True)
 class _Step:
     view: OpView
@@ -54,38 +58,40 @@ class Graph:
             self.op_types[step.view.type] = self.op_types.get(step.view.type, 0) + 1
         self.num_inputs = len(self._data_index)
 
-    def run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Compute the graph's outputs (the ``NetOutput`` inputs, in order) from ``inputs`` (``Data`` index order)."""
+    def run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor | None]:
+        """Compute the graph's outputs (the ``NetOutput`` inputs, in order) from ``inputs`` (``Data`` index order);
+        an input the ``NetOutput`` omits (an ``""`` edge) comes back as ``None``."""
         if len(inputs) != self.num_inputs:
             raise GeExecutorError(f"graph {self.name!r} has {self.num_inputs} Data inputs, got {len(inputs)} tensors")
         with torch.no_grad():  # GE computes values, never an autograd graph
             return self._run(inputs)
 
-    def _run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        values: list[tuple[torch.Tensor, ...] | None] = [None] * len(self._steps)
+    def _run(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor | None]:
+        # each step's outputs, by position; the steps are in topological order, so every producer's are here already
+        values: list[_Outputs] = []
         for position, step in enumerate(self._steps):
             args = [None if ref is None else values[ref[0]][ref[1]] for ref in step.inputs]
             if step.view.type == "Data":
-                out: torch.Tensor | tuple[torch.Tensor, ...] = _data(step.view, inputs[self._data_index[position]])
+                out: torch.Tensor | _Outputs = _data(step.view, inputs[self._data_index[position]])
             elif step.view.type == "NetOutput":
                 self._check_outputs(step, args)
                 # GE writes outputs to their own buffers: a graph input passed straight through is copied
-                out = tuple(a.clone() if any(a is i for i in inputs) else a for a in args)
+                out = tuple(a.clone() if a is not None and any(a is i for i in inputs) else a for a in args)
             else:
                 entry = KERNELS[step.view.type]
                 entry.check_inputs(step.view, args)
-                out = entry.fn(step.view, args)
-                for k, result in enumerate(out if isinstance(out, tuple) else (out,)):
+                computed = out = entry.fn(step.view, args)
+                for k, result in enumerate(computed if isinstance(computed, tuple) else (computed,)):
                     check_described(result, step.view.output_desc(k),
                                     f"op {step.view.type} ({step.view.name!r}) output {k}")
-            values[position] = out if isinstance(out, tuple) else (out,)
+            values.append(out if isinstance(out, tuple) else (out,))
         return list(values[self._output])
 
-    def _check_outputs(self, step: _Step, args: Sequence[torch.Tensor]) -> None:
+    def _check_outputs(self, step: _Step, args: Sequence[torch.Tensor | None]) -> None:
         """The graph's outputs against the shapes its ``NetOutput`` describes, naming the op that computed each."""
         descs = step.view.op.input_desc
         for k, (result, ref) in enumerate(zip(args, step.inputs)):
-            if k < len(descs) and ref is not None:
+            if k < len(descs) and ref is not None and result is not None:
                 producer = self._steps[ref[0]].view
                 check_described(result, descs[k], f"graph output {k} (op {producer.type} ({producer.name!r}) "
                                                   f"output {ref[1]})")
