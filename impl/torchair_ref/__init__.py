@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
     return _resolve(name)
 
 
-def _conformance() -> dict:
+def _conformance() -> dict[str, Any]:
     """IMPL-2: what this implementation is and what it supports."""
     import torch
 

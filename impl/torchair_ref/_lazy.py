@@ -10,7 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 
-def surface(package: str, names: dict[str, str], namespace: dict[str, Any]) -> tuple[Callable, Callable]:
+def surface(
+    package: str, names: dict[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for `package`: `names` maps a public name to the module defining it."""
 
     def __getattr__(name: str) -> Any:

@@ -20,8 +20,8 @@ Inductor's compiled output) are read by the one module that needs them (`inferen
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType, SimpleNamespace
-from typing import Any
+from types import CodeType, ModuleType, SimpleNamespace
+from typing import Any, cast
 
 # -- conventions of Dynamo's transformed bytecode and guards (checked: 2.13.0, 2.14.1) ----------------------------
 
@@ -111,7 +111,7 @@ def current_compile_id() -> Any:
     return trace.compile_id if trace is not None else None
 
 
-def traced_code() -> list:
+def traced_code() -> list[CodeType]:
     """The code objects Dynamo traced for the compile in progress (`TracingContext.get_traced_code()`).
     Checked: 2.13.0, 2.14.1."""
     from torch._guards import TracingContext
@@ -119,7 +119,7 @@ def traced_code() -> list:
     return list(TracingContext.get_traced_code() or ())
 
 
-def cache_entries(code: Any) -> list:
+def cache_entries(code: Any) -> list[Any]:
     """Dynamo's compiled versions of `code` (`torch._dynamo.eval_frame._debug_get_cache_entry_list`), each with
     `.code` (the transformed bytecode) and `.guard_manager`. Checked: 2.13.0, 2.14.1."""
     from torch._dynamo.eval_frame import _debug_get_cache_entry_list
@@ -141,7 +141,7 @@ def compile_fx_inner() -> Callable[..., Any]:
     return found
 
 
-def inductor_decompositions() -> dict:
+def inductor_decompositions() -> dict[Any, Callable[..., Any]]:
     """Inductor's decomposition table (`torch._inductor.decomposition.select_decomp_table()`).
     Checked: 2.13.0, 2.14.1."""
     from torch._inductor.decomposition import select_decomp_table
@@ -181,9 +181,10 @@ def is_concrete_int() -> Callable[[Any], bool]:
 def resolve_process_group() -> Callable[[str], Any]:
     """`torch.distributed.distributed_c10d._resolve_process_group`: the group-name -> ProcessGroup lookup c10d's
     functional collectives use, for the group names in an exported graph (export, EX-5). Checked: 2.13.0, 2.14.1."""
-    from torch.distributed.distributed_c10d import _resolve_process_group as found
+    from torch.distributed.distributed_c10d import _resolve_process_group as found  # type: ignore[attr-defined]
 
-    return found
+    # torch types the name as `GroupName`, a NewType of str: any str is looked up at run time
+    return cast("Callable[[str], Any]", found)
 
 
 # -- warm: torch._C and modules `import torch` loads (no Dynamo, no Inductor) ------------------------------------
@@ -243,7 +244,8 @@ def pyobject_tensor_data_ptr() -> int:
     from `_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR`. Warm. Checked: 2.13.0, 2.14.1."""
     from torch._C._dynamo import guards
 
-    return int(guards._torchinductor_pyobject_tensor_data_ptr)
+    # torch's stubs for torch._C._dynamo.guards lack this attribute
+    return int(guards._torchinductor_pyobject_tensor_data_ptr)  # type: ignore[attr-defined]
 
 
 def torch_function_mode_count() -> Callable[[], int]:

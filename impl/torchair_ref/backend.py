@@ -27,7 +27,9 @@ class RngOperatorError(TorchairRefError, RuntimeError):
     """CC-13: the graph holds an operator that draws from the random generator."""
 
 
-def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict | None = None) -> functools.partial:
+def get_npu_backend(
+    *, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None
+) -> functools.partial[Callable[..., Any]]:
     """CF-4: a `torch.compile` backend bound to `compiler_config` (a fresh default config when None)."""
     from torchair_ref.config import CompilerConfig
 
@@ -45,7 +47,9 @@ def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict 
     )
 
 
-def _npu_backend(gm: Any, example_inputs: list, *, compiler_config: Any, custom_decompositions: dict) -> Callable:
+def _npu_backend(
+    gm: Any, example_inputs: list[Any], *, compiler_config: Any, custom_decompositions: dict[Any, Any]
+) -> Callable[..., Any]:
     compiled = compile_dynamo_graph(gm, example_inputs, config=compiler_config, decompositions=custom_decompositions)
     return compiled.runnable
 
@@ -54,7 +58,7 @@ def _npu_backend(gm: Any, example_inputs: list, *, compiler_config: Any, custom_
 class Compilation:
     """What compiling one Dynamo graph produced: the callable Dynamo runs, and our record of the graph."""
 
-    runnable: Callable = None  # type: ignore[assignment]
+    runnable: Callable[..., Any] = None  # type: ignore[assignment]
     #: the compiler's job, whose `graph` it sets when AOTAutograd hands it the ATen graph
     job: compilers.Job | None = None
     #: Dynamo graph placeholders: (source name, role, example value) in call order
@@ -71,10 +75,10 @@ class Compilation:
 
 def compile_dynamo_graph(
     gm: Any,
-    example_inputs: list,
+    example_inputs: list[Any],
     *,
     config: Any,
-    decompositions: dict,
+    decompositions: dict[Any, Any],
     reject_rng: bool = False,
     keep_kernels: bool = False,
 ) -> Compilation:
@@ -83,7 +87,7 @@ def compile_dynamo_graph(
     name = compilers.select(config.mode, config.debug.run_eagerly, result.device)
     expected_inputs = len(result.inputs)
 
-    def review(aten_gm: Any, inputs: list) -> tuple[UncacheableError | None, list[dict]]:
+    def review(aten_gm: Any, inputs: list[Any]) -> tuple[UncacheableError | None, list[dict[str, Any]]]:
         if reject_rng:
             reject_rng_ops(aten_gm)
         problem, aliases = _runtime_wrapper_problem(aten_gm, len(inputs), expected_inputs, name == "cudagraphs")
@@ -120,7 +124,8 @@ def draws_random(node: Any) -> bool:
         return False
     arguments = _bound_arguments(node)
     if "dropout_p" in arguments:
-        return arguments["dropout_p"] != 0
+        dropout_p: object = arguments["dropout_p"]
+        return dropout_p != 0
     if target._opname == "native_dropout":
         return bool(arguments.get("train", True)) and arguments.get("p", 1) != 0
     return True
@@ -139,7 +144,9 @@ def _bound_arguments(node: Any) -> dict[str, Any]:
     return values
 
 
-def _runtime_wrapper_problem(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list]:
+def _runtime_wrapper_problem(
+    aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool
+) -> tuple[str | None, list[dict[str, Any]]]:
     """Why AOTAutograd's runtime wrapper does more than call the graph and regenerate aliasing outputs (a warm start
     runs the graph alone, then `compilers.aliases`), and the aliasing outputs as `compilers.aliases` records them.
 
@@ -152,7 +159,9 @@ def _runtime_wrapper_problem(aten_gm: Any, n_inputs: int, expected: int, cudagra
         return f"AOTAutograd's metadata is not readable on torch {torch.__version__} ({exc!r})", []
 
 
-def _aot_metadata(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) -> tuple[str | None, list[dict]]:
+def _aot_metadata(
+    aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool
+) -> tuple[str | None, list[dict[str, Any]]]:
     MutationType, OutputType, SubclassCreationMeta = _torch.aot_output_schemas()  # noqa: N806 - torch's names
     if n_inputs != expected:
         return f"AOTAutograd changed the graph inputs ({expected} -> {n_inputs})", []
@@ -186,7 +195,7 @@ def _aot_metadata(aten_gm: Any, n_inputs: int, expected: int, cudagraphs: bool) 
     return None, aliases
 
 
-def _unviewed_alias(aten_gm: Any, aliases: list[dict], n_outputs: int) -> str | None:
+def _unviewed_alias(aten_gm: Any, aliases: list[dict[str, Any]], n_outputs: int) -> str | None:
     """Why the compiled graph's own value of an aliasing output is not a view of its base, if it is not (pure).
 
     A warm start rebuilds such an output from the size, stride and storage offset of the graph's value
@@ -213,7 +222,8 @@ def _unviewed_alias(aten_gm: Any, aliases: list[dict], n_outputs: int) -> str | 
 
 
 def _is_view_call(node: Any) -> bool:
-    return (node.op == "call_function" and isinstance(node.target, _torch.op_overload()) and node.target.is_view
+    op_overload: type[Any] = _torch.op_overload()  # type[Any]: the isinstance below leaves node.target Any
+    return (node.op == "call_function" and isinstance(node.target, op_overload) and node.target.is_view
             and bool(node.args))
 
 
@@ -245,7 +255,7 @@ def _input_types(gm: Any) -> list[str | None]:
     return found
 
 
-def _device_of(example_inputs: list) -> str:
+def _device_of(example_inputs: list[Any]) -> str:
     for value in example_inputs:
         if isinstance(value, torch.Tensor) and value.device.type != "cpu":
             return value.device.type

@@ -34,7 +34,8 @@ def transformed_code(code: types.CodeType) -> types.CodeType:
     entries = _torch.cache_entries(code)
     if len(entries) != 1:
         raise UncacheableError(f"Dynamo holds {len(entries)} compiled versions of {code.co_name}, expected 1")
-    return entries[0].code
+    transformed: types.CodeType = entries[0].code
+    return transformed
 
 
 def injected_globals(code: types.CodeType, module_globals: dict[str, Any], also: Iterable[str] = ()
@@ -93,7 +94,7 @@ def decode(encoded: dict[str, Any]) -> types.CodeType:
     return code
 
 
-def _set_aside_constants(code: types.CodeType, at: tuple, out: list) -> types.CodeType:
+def _set_aside_constants(code: types.CodeType, at: tuple[int, ...], out: list[dict[str, Any]]) -> types.CodeType:
     consts = list(code.co_consts)
     for i, const in enumerate(consts):
         if isinstance(const, types.CodeType):
@@ -160,7 +161,7 @@ def _put_back(code: types.CodeType, at: list[int], index: int, value: Any) -> ty
 
 
 def rebuild(
-    code: types.CodeType, refs: dict[str, dict[str, str]], graph: Callable, func: types.FunctionType
+    code: types.CodeType, refs: dict[str, dict[str, str]], graph: Callable[..., Any], func: types.FunctionType
 ) -> tuple[types.FunctionType, str]:
     """CC-14: a function running `code` with `func`'s globals, defaults and closure, and `graph` as its graph.
 
@@ -194,7 +195,7 @@ def rebuild(
     return rebuilt, graph_name
 
 
-class ModuleView(dict):
+class ModuleView(dict[str, Any]):
     """A function's globals: its own names, then (on a miss) the live module's, so a rebound global is seen."""
 
     __slots__ = ("module_globals",)

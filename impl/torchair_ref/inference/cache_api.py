@@ -20,16 +20,16 @@ _BACKEND_MISMATCH = "config in current backend is different from the config duri
 
 
 def cache_compile(
-    func: Callable,
+    func: Callable[..., Any],
     *,
     config: Any = None,
     backend: Any = None,
     dynamic: bool = True,
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     global_rank: int | None = None,
     tp_rank: int | None = None,
     pp_rank: int | None = None,
-    custom_decompositions: dict | None = None,
+    custom_decompositions: dict[Any, Any] | None = None,
     ge_cache: bool = False,
     **kwargs: Any,
 ) -> CachedFunction:

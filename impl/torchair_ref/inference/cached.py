@@ -22,7 +22,7 @@ import shutil
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, cast
 
 import torch
 
@@ -43,8 +43,13 @@ from torchair_ref.inference import (
 )
 
 logger = logging.getLogger("torchair_ref")
-#: what a warm start returns when no variant of the file serves the first call
-_NO_FIT: Any = object()
+
+
+class _NoFit(enum.Enum):
+    NO_FIT = "no fit"  # what a warm start returns when no variant of the file serves the first call
+
+
+_NO_FIT: Final = _NoFit.NO_FIT
 
 
 class State(enum.Enum):
@@ -68,7 +73,7 @@ class CachedFunction:
         dynamic: bool,
         cache_dir: Any,
         ranks: tuple[int | None, int | None, int | None],
-        decompositions: dict,
+        decompositions: dict[Any, Any],
         ge_cache: bool,
     ) -> None:
         self._method = func
@@ -78,13 +83,13 @@ class CachedFunction:
         self._ranks = ranks
         self._decompositions = decompositions
         self._ge_cache = ge_cache
-        self._call: Callable | None = None
+        self._call: Callable[..., Any] | None = None
         #: the loaded graph's bound bytecode, while it is `_call` (a later misfit then recompiles, CC-12)
-        self._warm_call: Callable | None = None
+        self._warm_call: Callable[..., Any] | None = None
         self._path: str | None = None
         self._root = ""
         self._traces = 0
-        self._compile_ids: list = []
+        self._compile_ids: list[Any] = []
         self._compilation: Any = None
         self._model_info = ""
         self._traced: list[record.TracedSource] | UncacheableError = UncacheableError(
@@ -94,7 +99,7 @@ class CachedFunction:
         #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
         self._load_failure: dict[str, str] | None = None
         #: the file's variants that fit this function but not this process's first call (CC-23)
-        self._kept: list[dict] = []
+        self._kept: list[dict[str, Any]] = []
         self._save_allowed = True
         self._recompile_reason = ""
         self._before = guard_read.Before()
@@ -132,7 +137,7 @@ class CachedFunction:
 
     # -- first call -------------------------------------------------------------------------------------------
 
-    def _first_call(self, args: tuple, kwargs: dict) -> Any:
+    def _first_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             self._path = path = self._resolve_path()
         except paths.UnusableNameError as exc:
@@ -158,7 +163,7 @@ class CachedFunction:
                 return outcome
         return self._compile_and_run(path, args, kwargs)
 
-    def _run_uncached(self, reason: str, args: tuple, kwargs: dict) -> Any:
+    def _run_uncached(self, reason: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """CC-17: compile and run without reading or writing any cache file, saying why (log and warning)."""
         self._path, self.state = None, State.UNCACHED
         warn_user(f"{self.__qualname__} runs without its cache: {reason}", logger)
@@ -171,7 +176,7 @@ class CachedFunction:
             ranks=self._ranks)
         return path
 
-    def _warm_start(self, path: str, args: tuple, kwargs: dict) -> Any:
+    def _warm_start(self, path: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """CC-14/CC-23: run the first variant of the file that fits this first call, or `_NO_FIT` after keeping
         (`self._kept`) the variants that belong to this function and environment but not to this process."""
         try:
@@ -209,7 +214,9 @@ class CachedFunction:
             self._remove_func_dir()
         return _NO_FIT
 
-    def _try_load(self, path: str, payload: dict, kernel_dir: str, misses: list[str]) -> Callable | None:
+    def _try_load(
+        self, path: str, payload: dict[str, Any], kernel_dir: str, misses: list[str]
+    ) -> Callable[..., Any] | _NoFit | None:
         """CC-14/CC-17/CC-23: one variant's warm callable; None when it does not fit (a variant whose guards fail
         is kept, one written for other code or another environment is dropped); `_NO_FIT` after discarding a cache
         that cannot be trusted.
@@ -256,7 +263,7 @@ class CachedFunction:
         reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         warn_user(f"Discarding {kind} cache {path}: {reason}; compiling afresh", logger)
 
-    def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable:
+    def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable[..., Any]:
         guarded = loading.warm_function(loaded, kernel_dir, self._method, self._raise_mismatch, self._guard_failed)
         self._warm_call = types.MethodType(guarded, self._method.__self__)  # the graph switches grad mode (CC-16)
         return self._warm_call
@@ -275,18 +282,20 @@ class CachedFunction:
             raise AssertionError(found.message)
         raise inputs.InputMismatchError(found)
 
-    def _after_mismatch(self, exc: inputs.InputMismatchError, args: tuple, kwargs: dict) -> Any:
+    def _after_mismatch(self, exc: inputs.InputMismatchError, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """CC-12: a later call that does not fit the loaded graph is traced (a recompile), as in a cold process."""
         with self._lock:
             if self._warm_call is not None and self._call is self._warm_call:
                 self._recompile_reason = f" ({exc})"
                 self._traces, self._compile_ids = 1, [object()]  # the loaded graph counts as the first trace
                 self._compile_and_run(self._path or "", args, kwargs, run=False)
-        return self._call(*args, **kwargs)
+        return cast("Callable[..., Any]", self._call)(*args, **kwargs)  # set by `_compile_and_run` at the latest
 
     # -- cold path --------------------------------------------------------------------------------------------
 
-    def _compile_and_run(self, path: str | None, args: tuple, kwargs: dict, run: bool = True) -> Any:
+    def _compile_and_run(
+        self, path: str | None, args: tuple[Any, ...], kwargs: dict[str, Any], run: bool = True
+    ) -> Any:
         function = self._method.__func__
         # A fresh code object: Dynamo's cache (and our trace count) then belongs to this CachedFunction alone.
         traced = types.FunctionType(
@@ -312,7 +321,7 @@ class CachedFunction:
             self._save(path, traced.__code__, args, kwargs)
         return result
 
-    def _backend(self, gm: Any, example_inputs: list) -> Callable:
+    def _backend(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
         from torchair_ref.backend import compile_dynamo_graph
 
         # Dynamo may restart its analysis and call the backend again for the same compile (attempt 0/0_1): that
@@ -346,10 +355,10 @@ class CachedFunction:
             self._compilation = compilation
         return compilation.runnable
 
-    def _save(self, path: str, traced_code: types.CodeType, args: tuple, kwargs: dict) -> None:
+    def _save(self, path: str, traced_code: types.CodeType, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """CC-11/CC-20: write the artifact, or warn why it could not be written (the call already succeeded)."""
         try:
-            link = _files.symlink_below(self._root, self._path)
+            link = _files.symlink_below(self._root, cast(str, self._path))  # resolved: a save has a path
             if link is not None:
                 raise OSError(f"{link} is a symlink; the cache is never written through one")
             payload, files = saving.payload(

@@ -15,7 +15,7 @@ import torch
 from torchair_ref import _torch
 
 
-def portable_decompositions(decompositions: dict) -> list[tuple[Any, Any]]:
+def portable_decompositions(decompositions: dict[Any, Any]) -> list[tuple[Any, Any]]:
     """The decompositions as picklable pairs: an `OpOverload` key becomes its `("op", ns, name, overload)` name."""
     pairs = []
     for key, value in decompositions.items():
@@ -26,9 +26,9 @@ def portable_decompositions(decompositions: dict) -> list[tuple[Any, Any]]:
     return pairs
 
 
-def decompositions_from(pairs: list[tuple[Any, Any]]) -> dict:
+def decompositions_from(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     """The inverse of `portable_decompositions`."""
-    decompositions = {}
+    decompositions: dict[Any, Any] = {}
     for key, value in pairs:
         if isinstance(key, tuple) and len(key) == 4 and key[0] == "op":
             _, namespace, name, overload = key

@@ -12,7 +12,7 @@ import dataclasses
 import hashlib
 import json
 import types
-from typing import Any
+from typing import Any, cast
 
 from torchair_ref import _refs
 
@@ -53,12 +53,13 @@ def changed(marker: str, qualname: str, recorded: str) -> bool:
 
 def digest(cls: type, name: str) -> str:
     """SHA-256 of the class's fields (names, flags, plain defaults) and of its generated method's code."""
+    generated: Any = cls  # a dataclass or a namedtuple (`_kind`): its fields are read off the class
     if _kind(cls) == "dataclass":
         fields: Any = [[f.name, f.init, bool(getattr(f, "kw_only", False)), _plain(f.default),
-                        f.default_factory is not dataclasses.MISSING] for f in cls.__dataclass_fields__.values()]
+                        f.default_factory is not dataclasses.MISSING] for f in generated.__dataclass_fields__.values()]
     else:
-        fields = [list(cls._fields), {k: _plain(v) for k, v in cls._field_defaults.items()}]
-    code = _code(getattr(cls, name))
+        fields = [list(generated._fields), {k: _plain(v) for k, v in generated._field_defaults.items()}]
+    code = cast(types.CodeType, _code(getattr(cls, name)))  # both callers check that the method has code
     described = [fields, code.co_code.hex(), list(code.co_names), list(code.co_varnames),
                  [_plain(c) for c in code.co_consts]]
     return hashlib.sha256(json.dumps(described).encode()).hexdigest()

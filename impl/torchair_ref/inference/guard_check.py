@@ -27,11 +27,11 @@ from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # no
 from torchair_ref.inference.guard_values import qualified_name
 
 
-def _parsed(source: str) -> tuple[tuple, tuple]:
+def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     return guard_spec.parsed_source(source)
 
 
-def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict | None = None) -> Any:
+def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict[str, Any] | None = None) -> Any:
     """The live object at a guard source: `L[...]` from `frame`, `G[...]` from `module_globals`."""
     if memo is not None and source in memo:
         return memo[source]
@@ -96,7 +96,8 @@ class _Writer:
 def first_call_failure(specs: list[GuardSpec], module: Any, function: types.FunctionType,
                        module_globals: Any) -> str | None:
     """CC-21: the first module/code check that the live module fails, in words naming Dynamo's guard, or None."""
-    frame, memo = {function.__code__.co_varnames[0]: module, **cells(function)}, {}
+    frame = {function.__code__.co_varnames[0]: module, **cells(function)}
+    memo: dict[str, Any] = {}
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
     writer = _Writer(namespace, lambda source: f"_tq_at({source!r})")
     for spec in specs:
@@ -122,7 +123,7 @@ def global_state_now() -> str:
     return str(_torch.global_state_guard()().__getstate__())
 
 
-def guarded_method(function: types.FunctionType, run: Callable, specs: list[GuardSpec],
+def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
                    on_fail: Callable[..., Any], module_globals: Any) -> types.FunctionType:
     """CC-21: a function with `function`'s signature that calls `run` with its arguments when every per-call check
     holds, else `on_fail(spec, *args, **kwargs)` with the first failing check (which must raise or compute the call;
@@ -174,14 +175,14 @@ def guarded_method(function: types.FunctionType, run: Callable, specs: list[Guar
         f"def _tq_which({pack}):\n{which}    return 0\n"
     )
     exec(compile(source, f"<torchair_ref guards of {function.__qualname__}>", "exec"), namespace)  # noqa: S102
-    guarded = namespace["guarded"]
+    guarded: types.FunctionType = namespace["guarded"]
     namespace["_tq_which"].__defaults__ = guarded.__defaults__ = function.__defaults__
     namespace["_tq_which"].__kwdefaults__ = guarded.__kwdefaults__ = function.__kwdefaults__
     guarded.__qualname__ = function.__qualname__
     return guarded
 
 
-def _source_code(source: str, params: set, hoisted: dict[str, str] | None = None,
+def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] | None = None,
                  reads: list[str] | None = None) -> str:
     """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`
     and `reads`, each step is read once into a local (`_tq_s{n} = ...` appended to `reads`) and reused."""

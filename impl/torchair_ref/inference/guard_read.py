@@ -15,7 +15,7 @@ import collections
 import copy
 import inspect
 import types
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -52,8 +52,8 @@ class Before:
 _CONTAINERS = (list, dict, collections.OrderedDict)
 
 
-def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple, kwargs: dict,
-                graph_inputs: frozenset[str], before: dict[str, Any] | None = None,
+def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple[Any, ...],
+                kwargs: dict[str, Any], graph_inputs: frozenset[str], before: dict[str, Any] | None = None,
                 refused: list[str] | None = None) -> list[GuardSpec]:
     """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), with the values at
     their sources from `before` (`Before.values`: the state before the cold call) and, for a source not there,
@@ -111,7 +111,7 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
                 for hooks in _HOOK_DICTS:  # torch 2.13 skips them (`skip_nnmodule_hook_guards`); 2.14 guards them
                     add("DICT_LENGTH", f"{source}.{hooks}", None, getattr(value, hooks))
         if type(manager).__name__ == "DictGuardManager":
-            add("DICT_GUARD", source, None, value_at(source))
+            add("DICT_GUARD", source, None, value_at(cast(str, source)))  # a dict's manager is a child: it has one
             for index, (key_manager, value_manager) in sorted(manager.get_key_value_managers().items()):
                 if key_manager is not None:
                     walk(key_manager, f"list(dict.keys({source}))[{int(index)}]")

@@ -18,19 +18,19 @@ import math
 import re
 import tokenize
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 from torchair_ref import _torch
-from torchair_ref.inference.guard_values import (  # noqa: F401 - re-exported: the checks' one vocabulary
-    UnknownGuard,
-    class_digest,
-    code_digest,
-    describe_class,
-    describe_object,
-    from_literal,
-    literal,
-    qualified_name,
-)
+
+# re-exported (`name as name`, which mypy --strict reads as a re-export): the checks' one vocabulary
+from torchair_ref.inference.guard_values import UnknownGuard as UnknownGuard
+from torchair_ref.inference.guard_values import class_digest as class_digest
+from torchair_ref.inference.guard_values import code_digest as code_digest
+from torchair_ref.inference.guard_values import describe_class as describe_class
+from torchair_ref.inference.guard_values import describe_object as describe_object
+from torchair_ref.inference.guard_values import from_literal as from_literal
+from torchair_ref.inference.guard_values import literal as literal
+from torchair_ref.inference.guard_values import qualified_name as qualified_name
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
 _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
@@ -54,7 +54,7 @@ def strip_comment(text: str) -> str:
 
 # -- sources -----------------------------------------------------------------------------------------------------
 
-def parse_source(text: str) -> tuple[list, list[list]]:
+def parse_source(text: str) -> tuple[list[str], list[list[Any]]]:
     """`L['x'].attr[0]` -> (["L", "x"], [["attr", "attr"], ["item", 0]]) (pure); UnknownGuard for another form."""
     root, steps = parsed_source(text)
     return list(root), [list(step) for step in steps]
@@ -67,23 +67,23 @@ _PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)
 
 
 @functools.lru_cache(maxsize=8192)
-def parsed_source(text: str) -> tuple[tuple, tuple]:
+def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
     sources, so each is parsed once per process."""
     plain = _PLAIN_SOURCE.fullmatch(text)
     if plain is not None:
-        steps = []
+        steps: list[tuple[str, Any]] = []
         for attr, key, index in _PLAIN_STEP.findall(plain.group(3)):
             if attr and keyword.iskeyword(attr):
                 break
             steps.append(("attr", attr) if attr else ("item", int(index)) if index else ("item", key))
         else:
             return (plain.group(1), plain.group(2)), tuple(steps)
-    root, steps = _parse_with_ast(text)
-    return tuple(root), tuple(tuple(step) for step in steps)
+    root, ast_steps = _parse_with_ast(text)
+    return tuple(root), tuple(tuple(step) for step in ast_steps)
 
 
-def _parse_with_ast(text: str) -> tuple[list, list[list]]:
+def _parse_with_ast(text: str) -> tuple[list[str], list[list[Any]]]:
     try:
         node = ast.parse(text, mode="eval").body
     except SyntaxError as exc:
@@ -94,7 +94,7 @@ def _parse_with_ast(text: str) -> tuple[list, list[list]]:
     return found
 
 
-def _source_of(node: ast.AST) -> tuple[list, list[list]] | None:
+def _source_of(node: ast.AST) -> tuple[list[str], list[list[Any]]] | None:
     """The (root, steps) of an AST node that is a source, or None."""
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("L", "G"):
         key = node.slice
@@ -198,7 +198,7 @@ def parse_expression(text: str) -> tuple[str, list[str]]:
                 return ast.Name(id=f"_s{sources.index(text)}", ctx=ast.Load())
             return self.generic_visit(node)
 
-    body = Replace().visit(tree).body
+    body = cast(ast.Expression, Replace().visit(tree)).body
     for node in ast.walk(body):
         allowed = (
             isinstance(node, (ast.BoolOp, ast.And, ast.Or, ast.Load, ast.Not, ast.USub))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from torchair_ref import compilers
 from torchair_ref.errors import StaleCacheError
@@ -20,7 +20,7 @@ def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.Met
                   on_guard_failure: Callable[..., Any]) -> types.FunctionType:
     """The warm function for `method` (call it bound to the module); `StaleCacheError` when the module or the code
     it reaches does not fit the record's guards, `BrokenCacheError` when the record's guards or inputs are invalid."""
-    function = method.__func__
+    function = cast(types.FunctionType, method.__func__)  # a bound method of a class: its function is a def
     record.check_input_records(loaded.inputs)
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))

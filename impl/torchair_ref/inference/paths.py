@@ -12,7 +12,7 @@ import os
 import sys
 import types
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from torchair_ref.errors import TorchairRefError
 
@@ -60,6 +60,14 @@ def resolve_root(cache_dir: str | os.PathLike[str] | None, *, env: Mapping[str, 
     else:
         root = os.path.join(cwd, _DEFAULT_DIRNAME)
     return os.path.normpath(os.path.join(cwd, root))
+
+
+@overload
+def check_cache_dir(cache_dir: None) -> None: ...
+@overload
+def check_cache_dir(cache_dir: str | os.PathLike[str]) -> str: ...
+@overload
+def check_cache_dir(cache_dir: object) -> str | None: ...
 
 
 def check_cache_dir(cache_dir: object) -> str | None:

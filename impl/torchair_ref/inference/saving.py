@@ -8,14 +8,14 @@ from __future__ import annotations
 import datetime
 import inspect
 import types
-from typing import Any
+from typing import Any, cast
 
 from torchair_ref.errors import UncacheableError
 from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, record
 
 
-def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, kwargs: dict, *,
-            compilation: Any, uncacheable: tuple[Any, ...], config: Any, dynamic: bool, ge_cache: bool,
+def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[Any, ...], kwargs: dict[str, Any],
+            *, compilation: Any, uncacheable: tuple[Any, ...], config: Any, dynamic: bool, ge_cache: bool,
             model_info: str, load_failure: dict[str, str] | None,
             before: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, bytes]]:
     """CC-11: the record's payload and the files it names; `UncacheableError` saying why the trace cannot be saved
@@ -29,7 +29,8 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, 
         if isinstance(reason, UncacheableError):
             raise reason
     traced = uncacheable[-1]
-    function = method.__func__
+    function = cast(types.FunctionType, method.__func__)  # a bound method of a class: its function is a def
+    module: Any = method.__self__  # the torch.nn.Module the method is bound to
     transformed = bytecode.transformed_code(traced_code)
     try:
         guards = guard_read.guard_specs(traced_code, function, method.__self__, args, kwargs,
@@ -46,7 +47,7 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, 
             "code_digest": guard_spec.code_digest(function.__code__),
         },
         model_info=model_info,
-        training=bool(method.__self__.training),
+        training=bool(module.training),
         traced_sources=traced,
         options={
             "mode": config.mode,
@@ -65,7 +66,7 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple, 
     return written.to_payload(), graph.files
 
 
-def _types(compilation: Any) -> list:
+def _types(compilation: Any) -> list[str | None]:
     """CC-21: each graph input's recorded Python type, None where the backend did not see it."""
     types = list(getattr(compilation, "input_types", []))
     return types + [None] * (len(compilation.inputs) - len(types))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from torchair_ref.inference import guard_spec
 from torchair_ref.inference.guard_kinds import register
@@ -63,7 +64,8 @@ class Contains(GuardSpec):
         if not (isinstance(call, ast.Call) and len(call.args) == 2 and isinstance(call.args[0], ast.Constant)
                 and type(call.args[0].value) in (int, str)):
             raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
-        return [cls(raw.kind, raw.when([source]), raw.text, source, call.args[0].value, not negated)]
+        key = cast("int | str", call.args[0].value)  # checked above: its type is int or str
+        return [cls(raw.kind, raw.when([source]), raw.text, source, key, not negated)]
 
     def test(self, code: Code) -> str:
         return f"({code.bind(self.key)} in {code.read(self.source)}) is {bool(self.present)!r}"
@@ -86,7 +88,8 @@ class NoAttr(GuardSpec):
         call = ast.parse(raw.text.removeprefix("not "), mode="eval").body
         if not (isinstance(call, ast.Call) and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)):
             raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
-        return [cls(raw.kind, raw.when([source]), raw.text, source, call.args[1].value)]
+        attr = cast(str, call.args[1].value)  # hasattr's name: Dynamo writes a str
+        return [cls(raw.kind, raw.when([source]), raw.text, source, attr)]
 
     def test(self, code: Code) -> str:
         return f"not {code.bind(hasattr)}({code.read(self.source)}, {code.bind(self.attr)})"
