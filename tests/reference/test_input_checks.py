@@ -4,12 +4,20 @@ from __future__ import annotations
 import pytest
 import torch
 
-from torchair_ref.inference import inputs
+from torchair_ref.inference import inputs, tensor_spec
+from torchair_ref.inference.tensor_spec import GraphInput
 
 
-def _meta(shape: list, stride: list, size_expr: list, stride_expr: list, **extra: object) -> dict:
-    return {"kind": "tensor", "source": "L['x']", "dtype": "torch.float32", "device": "cpu", "shape": shape,
-            "stride": stride, "size_expr": size_expr, "stride_expr": stride_expr, **extra}
+def _json(shape: list, stride: list, size_expr: list | None, stride_expr: list | None, **extra: object) -> dict:
+    """A graph input as a record file holds it."""
+    return {"kind": "tensor", "source": "L['x']", "role": "user_input", "dtype": "torch.float32", "device": "cpu",
+            "shape": shape, "stride": stride, "size_expr": size_expr, "stride_expr": stride_expr, **extra}
+
+
+def _meta(shape: list, stride: list, size_expr: list | None, stride_expr: list | None,
+          **extra: object) -> GraphInput:
+    """The same, as the record reads it."""
+    return GraphInput.from_json(_json(shape, stride, size_expr, stride_expr, **extra), 0)
 
 
 @pytest.mark.parametrize(("expr", "values", "expected"), [
@@ -19,13 +27,13 @@ def _meta(shape: list, stride: list, size_expr: list, stride_expr: list, **extra
     ("7", {}, 7),
 ])
 def test_evaluate_sums_products_and_small_powers(expr: str, values: dict, expected: int) -> None:
-    assert inputs.evaluate(expr, values) == expected
+    assert tensor_spec.evaluate(expr, values) == expected
 
 
 @pytest.mark.parametrize("expr", ["s0**s1", "s0**9", "s0/2", "s0//2", "f(s0)", "s0.real", "2.5*s0"])
 def test_evaluate_refuses_anything_else(expr: str) -> None:
     with pytest.raises(ValueError, match="unsupported expression"):
-        inputs.evaluate(expr, {"s0": 2, "s1": 3})
+        tensor_spec.evaluate(expr, {"s0": 2, "s1": 3})
 
 
 def test_a_squared_symbol_in_a_stride_is_checked() -> None:
@@ -45,7 +53,7 @@ def test_a_squared_symbol_in_a_stride_is_checked() -> None:
 
 def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> None:
     record = [_meta([None, None], [None, 1], ["2", "s1"], ["s1", None], contiguous=True)]
-    assert inputs.fixed_sizes(record[0]) == [2, None]
+    assert record[0].tensor is not None and record[0].tensor.fixed_sizes() == [2, None]
     assert inputs.relation_tests(record) == []
     assert inputs.mismatch([torch.randn(3, 5)], record) is not None
     assert inputs.mismatch([torch.randn(2, 5)], record) is None
@@ -84,12 +92,11 @@ def test_a_record_with_an_expression_it_cannot_check_is_broken(size_expr: object
     (rebuilt with a warning), never a TypeError or SyntaxError at the first call (found by
     test_fuzz_cache_file_lazy)."""
     from torchair_ref.inference import artifact
-    from torchair_ref.inference.record import check_input_records
 
-    record = _meta([None, None], [None, 1], size_expr, ["4", None], role="user_input", contiguous=True)
+    record = _json([None, None], [None, 1], size_expr, ["4", None], contiguous=True)
     with pytest.raises(artifact.BrokenCacheError, match="size_expr"):
-        check_input_records([record])
-    check_input_records([{**record, "size_expr": ["s0", "4"]}])
+        tensor_spec.graph_inputs([record])
+    tensor_spec.graph_inputs([{**record, "size_expr": ["s0", "4"]}])
 
 
 @pytest.mark.parametrize("device", ["", "nodevice", "cpu:x", 3, None])
@@ -97,12 +104,11 @@ def test_a_record_with_a_device_torch_does_not_know_is_broken(device: object) ->
     """CC-17: an input record whose device torch cannot parse is refused when the file loads, never a RuntimeError
     at the first call (found by test_fuzz_cache_file_lazy: `"device": ""`)."""
     from torchair_ref.inference import artifact
-    from torchair_ref.inference.record import check_input_records
 
-    record = _meta([2, 4], [4, 1], None, None, role="user_input")
-    check_input_records([record])
+    record = _json([2, 4], [4, 1], None, None)
+    tensor_spec.graph_inputs([record])
     with pytest.raises(artifact.BrokenCacheError, match="device"):
-        check_input_records([{**record, "device": device}])
+        tensor_spec.graph_inputs([{**record, "device": device}])
 
 
 _WRAPPER = """
@@ -129,7 +135,8 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
     torch 2.14's grouped form)."""
     from torchair_ref.compilers.inductor_wrapper import without_checked_asserts
 
-    record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None), {"kind": "symint"},
+    record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None),
+              GraphInput("symint", "L['n']", "user_input"),
               _meta([None, 2], [2, 1], ["s0", "2"], [None, None])]
     guaranteed = inputs.guaranteed_layouts(record)
     assert guaranteed == [([1, 2], [2, 1]), ([1], [1]), None, None]
@@ -155,7 +162,8 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
     (_meta([3, 4], [None, 1], [None, None], ["s1", None]), None),  # not recorded as contiguous
     (_meta([3, 4], [None, 2], [None, None], ["s1", None], contiguous=True), None),  # a static stride not row-major
 ])
-def test_a_contiguous_input_with_fixed_sizes_has_a_guaranteed_layout(record: dict, expected: object) -> None:
+def test_a_contiguous_input_with_fixed_sizes_has_a_guaranteed_layout(record: GraphInput,
+                                                                      expected: object) -> None:
     """CC-15: `is_contiguous()` on every call with every size fixed (none 0) leaves only the row-major strides, so
     Inductor's assert of the same layout repeats the input check (and is left out: `without_checked_asserts`)."""
     assert inputs.guaranteed_layouts([record]) == [expected]

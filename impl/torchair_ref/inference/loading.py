@@ -21,7 +21,6 @@ def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.Met
     """The warm function for `method` (call it bound to the module); `StaleCacheError` when the module or the code
     it reaches does not fit the record's guards, `BrokenCacheError` when the record's guards or inputs are invalid."""
     function = cast(types.FunctionType, method.__func__)  # a bound method of a class: its function is a def
-    record.check_input_records(loaded.inputs)
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
     failed = guard_check.first_call_failure(loaded.guards, method.__self__, function, module_globals)

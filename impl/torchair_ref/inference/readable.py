@@ -14,8 +14,8 @@ from torchair_ref.inference import artifact, bytecode, variants
 _RULE = "=" * 100
 
 
-def readable_cache(cache_bin: str | os.PathLike, print_output: bool = True,
-                   file: str | os.PathLike | None = None) -> str:
+def readable_cache(cache_bin: str | os.PathLike[str], print_output: bool = True,
+                   file: str | os.PathLike[str] | None = None) -> str:
     """RC-1..RC-3: the readable text of `cache_bin`; printed when `print_output`, written as Python to `file`."""
     cache_bin = _path_argument("cache_bin", cache_bin)
     if not isinstance(print_output, bool):

@@ -11,7 +11,6 @@ lines to read: it is listed by its class and fields instead (`generated`).
 """
 from __future__ import annotations
 
-import collections
 import dataclasses
 import hashlib
 import os
@@ -21,11 +20,12 @@ from typing import Any
 
 import torch
 
-from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError, UncacheableError
-from torchair_ref.inference import code_identity, generated, guard_kinds, inputs
+from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError
+from torchair_ref.inference import code_identity, generated, guard_kinds, tensor_spec
 from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
+from torchair_ref.inference.tensor_spec import GraphInput
 
 SCHEMA_VERSION = 3
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
@@ -60,7 +60,8 @@ class CacheRecord:
     options: dict[str, Any]
     bytecode: dict[str, Any]
     globals: dict[str, dict[str, str]]
-    inputs: list[dict[str, Any]]
+    #: the compiled graph's inputs, each a tensor's spec or a scalar's kind (CC-15)
+    inputs: list[GraphInput]
     #: the checks translated from Dynamo's guards for the traced frame (`guard_kinds`), CC-21
     guards: list[GuardSpec]
     graph: dict[str, Any]
@@ -68,8 +69,9 @@ class CacheRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_payload(self) -> dict[str, Any]:
-        payload = dataclasses.asdict(dataclasses.replace(self, guards=[]))
+        payload = dataclasses.asdict(dataclasses.replace(self, guards=[], inputs=[]))
         payload["guards"] = [spec.to_json() for spec in self.guards]
+        payload["inputs"] = [graph_input.to_json() for graph_input in self.inputs]
         payload.update(payload.pop("extra"))
         return payload
 
@@ -93,10 +95,11 @@ class CacheRecord:
             values["guards"] = [guard_kinds.from_json(spec) for spec in payload["guards"]]
         except (UnknownGuard, TypeError, ValueError) as exc:
             raise BrokenCacheError(f"the recorded guards are not valid: {exc}") from exc
+        values["inputs"] = tensor_spec.graph_inputs(payload["inputs"])
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
 
 
-def checked(payload: dict, method: types.MethodType, model_info: str) -> CacheRecord:
+def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) -> CacheRecord:
     """CC-14/CC-17: the payload as a record written for this method, `<model_info>` folder, environment, train/eval
     mode and code, else `StaleCacheError` saying what differs."""
     try:
@@ -119,10 +122,10 @@ def checked(payload: dict, method: types.MethodType, model_info: str) -> CacheRe
         )
     if loaded.function.get("code_digest") != code_digest(function.__code__):
         raise StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
-    changed = changed_sources(loaded.traced_sources)
-    if changed:
-        raise StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed)}")
-    training = bool(method.__self__.training)
+    changed_code = changed_sources(loaded.traced_sources)
+    if changed_code:
+        raise StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed_code)}")
+    training = bool(getattr(method.__self__, "training"))  # noqa: B009 - a Module's flag; __self__ is `object`
     if loaded.training != training:
         mode = {True: "train", False: "eval"}
         raise StaleCacheError(
@@ -133,7 +136,7 @@ def checked(payload: dict, method: types.MethodType, model_info: str) -> CacheRe
 
 def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source."""
-    found: dict[tuple[str, int, int], TracedSource] = {}
+    found: dict[tuple[str, int | str, int | str], TracedSource] = {}
     for code in codes:
         path = os.path.abspath(code.co_filename)
         if path.startswith(_TORCH_DIR):
@@ -179,102 +182,3 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
         elif lines_digest(s.file, s.first, s.last) != s.sha256:
             changed.append(f"{s.qualname} ({s.file}:{s.first})")
     return changed
-
-
-
-def check_input_records(described: Any) -> None:
-    """CC-17: the recorded graph inputs are what `describe_input` writes, else the cache is broken (checked when it
-    loads, so that an inconsistent record is rebuilt rather than failing the first call)."""
-    if not isinstance(described, list):
-        raise BrokenCacheError(f"the recorded graph inputs are a {type(described).__name__}, not a list")
-    for i, meta in enumerate(described):
-        if not (isinstance(meta, dict) and all(isinstance(meta.get(k), str) for k in ("kind", "source", "role"))):
-            raise BrokenCacheError(f"recorded graph input {i} is not a description of an input: {meta!r:.200}")
-        if meta["kind"] != "tensor":
-            continue
-        dtype = getattr(torch, str(meta.get("dtype", "")).removeprefix("torch."), None)
-        shape, stride = meta.get("shape"), meta.get("stride")
-        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
-            d is None or (type(d) is int and d >= 0) for d in shape + stride)
-        if not isinstance(dtype, torch.dtype) or not dims_ok or not _is_device(meta.get("device")):
-            raise BrokenCacheError(f"recorded graph input {i} has no valid dtype, shape, stride or device: "
-                                            f"{meta!r:.200}")
-        for key, dims in (("size_expr", shape), ("stride_expr", stride)):
-            problem = _expressions_problem(meta.get(key), len(dims))
-            if problem is not None:
-                raise BrokenCacheError(f"recorded graph input {i} has an invalid {key}: {problem}")
-
-
-def _is_device(text: Any) -> bool:
-    """Whether `text` names a device torch knows (the per-call check builds `torch.device` from it)."""
-    if not isinstance(text, str):
-        return False
-    try:
-        torch.device(text)
-    except (RuntimeError, ValueError):
-        return False
-    return True
-
-
-def _expressions_problem(exprs: Any, rank: int) -> str | None:
-    """What is wrong with a recorded list of symbolic sizes or strides (pure): None when it is absent, or one entry
-    per dim, each None or an expression `inputs.evaluate` accepts."""
-    if exprs is None:
-        return None
-    if not isinstance(exprs, list) or len(exprs) != rank:
-        return f"{exprs!r:.100} is not a list of {rank} entries"
-    for expr in exprs:
-        if expr is None:
-            continue
-        if not isinstance(expr, str):
-            return f"{expr!r:.100} is not an expression"
-        try:
-            inputs.evaluate(expr, collections.defaultdict(int))
-        except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
-            return f"{expr!r:.100} is not an expression a warm start can check ({type(exc).__name__})"
-    return None
-
-
-def describe_input(source: str, role: str, value: Any, pytype: str | None = None) -> dict[str, Any]:
-    if isinstance(value, torch.Tensor):
-        stride = [s if isinstance(s, int) else None for s in value.stride()]
-        described = {
-            "kind": "tensor",
-            "source": source,
-            "role": role,
-            "dtype": str(value.dtype),
-            "device": str(value.device),
-            "shape": [d if isinstance(d, int) else None for d in value.shape],
-            "stride": stride,
-        }
-        if pytype is not None:  # CC-21: a subclass where a plain tensor or parameter was traced, or the reverse
-            described["pytype"] = pytype
-        if None in described["shape"] or None in stride:
-            described["size_expr"] = [None if isinstance(d, int) else str(_expr(d)) for d in value.shape]
-            described["stride_expr"] = [None if isinstance(s, int) else str(_expr(s)) for s in value.stride()]
-            for expr in described["size_expr"] + described["stride_expr"]:
-                try:
-                    inputs.evaluate(expr, collections.defaultdict(int)) if expr is not None else None
-                except (ValueError, SyntaxError) as exc:
-                    raise UncacheableError(
-                        f"input {source} has the symbolic size or stride {expr!r}, which a warm start cannot check"
-                    ) from exc
-            if None in stride and _symbolically_contiguous(value):
-                described["contiguous"] = True
-        return described
-    return {"kind": type(value).__name__.lower(), "source": source, "role": role}
-
-
-def _symbolically_contiguous(value: torch.Tensor) -> bool:
-    """Whether a tensor with symbolic strides has exactly the row-major strides of its sizes (no guard is added)."""
-    expected: Any = 1
-    for size, stride in reversed(list(zip(value.shape, value.stride()))):
-        if _expr(stride) != _expr(expected):
-            return False
-        expected = expected * size
-    return True
-
-
-def _expr(value: Any) -> Any:
-    node = getattr(value, "node", None)
-    return node.expr if node is not None else value

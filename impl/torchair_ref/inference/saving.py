@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from torchair_ref.errors import UncacheableError
 from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, record
+from torchair_ref.inference.tensor_spec import GraphInput
 
 
 def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -57,7 +58,7 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
         },
         bytecode=bytecode.encode(transformed),
         globals=bytecode.injected_globals(transformed, function.__globals__, guard_spec.global_names(guards)),
-        inputs=[record.describe_input(source, role, value, pytype)
+        inputs=[GraphInput.of(source, role, value, pytype)
                 for (source, role, value), pytype in zip(compilation.inputs, _types(compilation))],
         guards=guards,
         graph=graph.record,

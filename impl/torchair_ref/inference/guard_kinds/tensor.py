@@ -1,18 +1,22 @@
-"""TENSOR_MATCH on a tensor that is not an input of the compiled graph (SPEC CC-21): dtype, device type, rank,
-static sizes and strides. A tensor that is an input of the graph needs no check of its own: the graph's input check
+"""TENSOR_MATCH on a tensor that is not an input of the compiled graph (SPEC CC-21): dtype, device (with its index,
+as Dynamo's `TensorCheck` compares it), rank, static sizes and strides, checked by the same `TensorSpec` as the
+graph's inputs. A tensor that is an input of the graph needs no check of its own: the graph's input check
 (`inputs`) covers dtype, device, sizes and strides on every call; `requires_grad` and autograd dispatch keys do not
 matter to an inference graph."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from torchair_ref.errors import BrokenCacheError
 from torchair_ref.inference.guard_kinds import register
 from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
 from torchair_ref.inference.guard_values import UnknownGuard
+from torchair_ref.inference.tensor_spec import TensorSpec
 
 _SIZE_STRIDE = re.compile(r"size=\[([^\]]*)\], stride=\[([^\]]*)\]")
 
@@ -20,8 +24,8 @@ _SIZE_STRIDE = re.compile(r"size=\[([^\]]*)\], stride=\[([^\]]*)\]")
 @register
 @dataclass(frozen=True)
 class Tensor(GuardSpec):
-    """The object at `source` is a tensor of `dtype` on a `device` of that type, with the static sizes of `size`
-    and the strides of `stride` (None: symbolic) in every dim longer than 1."""
+    """The object at `source` fits `spec`: a tensor of `dtype` on `device`, with the static sizes of `size` and the
+    strides of `stride` (None: symbolic) in every dim longer than 1."""
 
     check = "tensor"
     kinds = ("TENSOR_MATCH",)
@@ -46,7 +50,19 @@ class Tensor(GuardSpec):
             raise UnknownGuard(f"{raw.kind}: no sizes and strides in {raw.text!r}")
         size, stride = ([None if d.strip() == "None" else int(d) for d in group.split(",") if d.strip()]
                         for group in found.groups())
-        return [cls(raw.kind, at, raw.text, source, str(raw.value.dtype), raw.value.device.type, size, stride)]
+        return [cls(raw.kind, at, raw.text, source, str(raw.value.dtype), str(raw.value.device), size, stride)]
+
+    @functools.cached_property
+    def spec(self) -> TensorSpec:
+        return TensorSpec.from_json({"dtype": self.dtype, "device": self.device, "shape": self.size,
+                                     "stride": self.stride})
+
+    def validate(self) -> None:
+        super().validate()
+        try:
+            self.spec  # noqa: B018 - built here so that a spec no TensorSpec can hold is refused when it loads
+        except BrokenCacheError as exc:
+            raise UnknownGuard(f"a tensor guard on {self.source} has {exc}") from exc
 
     def per_call(self) -> bool:
         """A module's tensor (a parameter, a buffer) is checked where the file is loaded, so that one of another
@@ -58,13 +74,4 @@ class Tensor(GuardSpec):
         return f"{code.bind(self.fits)}({code.read(self.source)})"
 
     def fits(self, value: Any) -> bool:
-        if not isinstance(value, torch.Tensor) or str(value.dtype) != self.dtype:
-            return False
-        if value.device.type != self.device or value.dim() != len(self.size):
-            return False
-        for dim, (size, stride) in enumerate(zip(self.size, self.stride)):
-            if size is not None and value.size(dim) != size:
-                return False
-            if stride is not None and value.size(dim) > 1 and value.stride(dim) != stride:
-                return False
-        return True
+        return self.spec.fits(value)
