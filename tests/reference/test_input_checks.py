@@ -38,7 +38,7 @@ def test_evaluate_refuses_anything_else(expr: str) -> None:
 
 def test_a_squared_symbol_in_a_stride_is_checked() -> None:
     """A stride Dynamo wrote as `3*s0**2` binds to the size that defines s0: a tensor that breaks it is refused."""
-    record = [_meta([None, None, 3], [None, None, 1], ["s0", "s0", "3"], ["3*s0**2", "3*s0", None])]
+    record = [_meta([None, None, 3], [None, None, 1], ["s0", "s0", None], ["3*s0**2", "3*s0", None])]
     contiguous = torch.randn(4, 4, 3)  # strides (12, 3, 1): 12 is not 3*4**2
     assert inputs.mismatch([contiguous], record) is not None
     wrong_middle = torch.randn(4, 4, 4, 3)[:, 0]  # strides (48, 3, 1): 3 is not 3*4
@@ -64,17 +64,17 @@ def test_a_size_dynamo_specialised_is_fixed_by_the_guard_not_a_python_test() -> 
     ([_meta([3, None], [None, 1], [None, "s0"], ["s0", None])], [torch.randn(5, 4)],
      "expected size 5==3, stride 4==4 at dim=0"),
     # a symbol fixed by another input: the value it was bound to, not the expression
-    ([_meta([None, 4], [4, 1], ["s0", None], None), _meta([None, 4], [4, 1], ["s0", None], None)],
+    ([_meta([None, 4], [4, 1], ["s0", None], [None, None]), _meta([None, 4], [4, 1], ["s0", None], [None, None])],
      [torch.randn(3, 4), torch.randn(5, 4)], "expected size 5==3, stride 4==4 at dim=0"),
     # a compound stride, evaluated
-    ([_meta([None, None, 3], [None, None, 1], ["s0", "s0", "3"], ["3*s0**2", "3*s0", None])],
+    ([_meta([None, None, 3], [None, None, 1], ["s0", "s0", None], ["3*s0**2", "3*s0", None])],
      [torch.randn(4, 4, 3)], "expected size 4==4, stride 12==48 at dim=0"),
     # symbolic strides recorded as contiguous: the row-major strides
     ([_meta([12, None], [None, 1], [None, "s1"], ["s1", None], contiguous=True)], [torch.randn(12, 6)[:, ::2]],
      "expected size 12==12, stride 6==3 at dim=0"),
     # upstream's test_cache_dynamic_assert_size_stride: cached for (12, 2) (the 2 fixed by Linear(2, 1)), called with
     # (12, 12): the first dim that differs, size or stride, in dim order (the reference said `12==2 ... at dim=1`)
-    ([_meta([None, 2], [2, 1], ["s0", None], None, contiguous=True)], [torch.ones(12, 12)],
+    ([_meta([None, 2], [2, 1], ["s0", None], [None, None])], [torch.ones(12, 12)],
      "expected size 12==12, stride 12==2 at dim=0"),
 ])
 def test_a_dynamic_graph_reports_upstreams_message_with_concrete_values(record: list, call: list,
@@ -137,7 +137,7 @@ def test_the_wrapper_keeps_only_the_asserts_the_input_check_does_not_cover() -> 
 
     record = [_meta([1, 2], [2, 1], None, None), _meta([1], [1], None, None),
               GraphInput("symint", "L['n']", "user_input"),
-              _meta([None, 2], [2, 1], ["s0", "2"], [None, None])]
+              _meta([None, 2], [2, 1], ["s0", None], [None, None])]
     guaranteed = inputs.guaranteed_layouts(record)
     assert guaranteed == [([1, 2], [2, 1]), ([1], [1]), None, None]
     lines = without_checked_asserts(_WRAPPER, guaranteed).splitlines()

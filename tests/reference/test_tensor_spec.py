@@ -22,17 +22,20 @@ def _specs(draw: st.DrawFn) -> TensorSpec:
     stride = tuple(draw(st.lists(st.one_of(st.none(), st.integers(0, 64)), min_size=len(shape),
                                  max_size=len(shape))))
     symbolic = None in shape or None in stride
-    exprs = st.lists(st.one_of(st.none(), st.sampled_from(["s0", "s1*s2", "3*s0**2", "4"])), min_size=len(shape),
-                     max_size=len(shape)).map(tuple)
+    expression = st.sampled_from(["s0", "s1*s2", "3*s0**2", "4", "s0 - 1"])
+
+    def exprs(dims: tuple) -> tuple:  # an expression exactly where a dim is symbolic, as `TensorSpec.of` writes
+        return tuple(draw(expression) if dim is None else None for dim in dims)
+
     return TensorSpec(
         dtype=draw(st.sampled_from(["torch.float32", "torch.int64", "torch.bfloat16", "torch.bool"])),
         device=draw(st.sampled_from(["cpu", "cuda:0", "cuda:1", "meta"])),
         shape=shape,
         stride=stride,
         pytype=draw(st.sampled_from([None, "torch.Tensor", "torch.nn.parameter.Parameter"])),
-        size_expr=draw(exprs) if symbolic else None,
-        stride_expr=draw(exprs) if symbolic else None,
-        contiguous=symbolic and draw(st.booleans()),
+        size_expr=exprs(shape) if symbolic else None,
+        stride_expr=exprs(stride) if symbolic else None,
+        contiguous=None in stride and draw(st.booleans()),
     )
 
 
@@ -95,6 +98,40 @@ def test_tensor_match_and_the_graph_input_check_agree(shape: tuple, transpose: b
     value = torch.randn(*shape, dtype=dtype)
     value = value.t() if transpose and value.dim() == 2 else value
     assert guard.fits(value) == (inputs.mismatch([value], [graph_input]) is None)
+
+
+@pytest.mark.parametrize(("field", "message"), [
+    # found by an attack on this module: each loaded, and the first two crashed or hung the first warm call
+    ({"size_expr": ["((((9**8)**8)**8)**8)**8", None]}, "not an expression a warm start can check"),
+    ({"size_expr": ["(((((((((9**8)**8)**8)**8)**8)**8)**8)**8)**8)", None]}, "not an expression"),
+    ({"size_expr": ["(((s0**8)**8)**8)**8", None]}, "not an expression a warm start can check"),
+    ({"size_expr": ["s0\n", None]}, None),  # a trailing newline is no symbol, but still an expression
+    ({"contiguous": True, "shape": [4, 4], "stride": [1, 4], "size_expr": None, "stride_expr": None},
+     "strides \\[1, 4\\] are all static"),
+    ({"size_expr": None}, "missing, but a size or stride is symbolic"),
+    ({"size_expr": [None, None]}, "a symbolic dim has no expression"),
+    ({"size_expr": ["s0", "4"]}, "the static dim 4 has the expression '4'"),
+    ({"shape": [3, 4], "stride": [4, 1]}, "recorded, but every size and stride is static"),
+])
+def test_a_spec_of_cannot_have_written_is_refused(field: dict, message: str | None) -> None:
+    """CC-17: `from_json` refuses what `TensorSpec.of` could not have written, so that a tampered or corrupt file is
+    rebuilt when it loads; it never crashes, hangs, or tells the input check and the graph loader different
+    layouts (a static layout marked contiguous was accepted as row-major by the check while the loader dropped
+    Inductor's assert of the recorded strides). An expression must stay within an int64 with every symbol 2, which
+    bounds its degree, so no evaluation of it with real sizes is slow or huge."""
+    data = {"dtype": "torch.float32", "device": "cpu", "shape": [None, 4], "stride": [4, 1],
+            "size_expr": ["s0", None], "stride_expr": [None, None], **field}
+    if message is None:
+        spec = TensorSpec.from_json(data)
+        assert spec.size_expr == ("s0\n", None)
+        return
+    with pytest.raises(BrokenCacheError, match=message):
+        TensorSpec.from_json(data)
+    TensorSpec.from_json({**data, **{key: value for key, value in _VALID.items() if key in field}})
+
+
+_VALID = {"size_expr": ["s0", None], "stride_expr": [None, None], "contiguous": False, "shape": [None, 4],
+          "stride": [4, 1]}
 
 
 def test_a_spec_with_a_device_index_refuses_another_index() -> None:

@@ -20,9 +20,12 @@ import torch
 
 from torchair_ref.errors import BrokenCacheError, UncacheableError
 
-SYMBOL = re.compile(r"^[a-z]+\d+$")
-INTEGER = re.compile(r"^\d+$")
+SYMBOL = re.compile(r"^[a-z]+\d+\Z")
+INTEGER = re.compile(r"^\d+\Z")
 _MAX_EXPONENT = 8
+#: the largest magnitude a recorded expression may reach, at every step, with each symbol 2 (`is_expression`): a
+#: size or stride is an int64, and a bound on the degree keeps every later evaluation with real sizes small and fast
+_LIMIT = 2**63
 
 Dims = tuple[int | None, ...]
 Exprs = tuple[str | None, ...]
@@ -79,14 +82,17 @@ class TensorSpec:
             raise BrokenCacheError(f"no valid dtype, shape, stride or device: {data!r:.200}")
         assert isinstance(shape, list) and isinstance(stride, list)  # noqa: S101 - dims_ok said so
         exprs: dict[str, Exprs | None] = {}
+        symbolic = None in shape or None in stride
         for key, dims in (("size_expr", shape), ("stride_expr", stride)):
-            problem = _expressions_problem(data.get(key), len(dims))
+            problem = _expressions_problem(data.get(key), dims, symbolic)
             if problem is not None:
                 raise BrokenCacheError(f"an invalid {key}: {problem}")
             exprs[key] = None if data.get(key) is None else tuple(data[key])
         pytype, contiguous = data.get("pytype"), data.get("contiguous", False)
         if not (pytype is None or isinstance(pytype, str)) or not isinstance(contiguous, bool):
             raise BrokenCacheError(f"an invalid pytype or contiguous: {data!r:.200}")
+        if contiguous and None not in stride:  # `of` marks only symbolic strides; static ones say it all
+            raise BrokenCacheError(f"an invalid contiguous: the strides {stride} are all static")
         return cls(str(dtype), data["device"], tuple(shape), tuple(stride), pytype, exprs["size_expr"],
                    exprs["stride_expr"], contiguous)
 
@@ -184,27 +190,36 @@ def evaluate(expr: str, values: dict[str, int]) -> int:
 
 
 def is_expression(expr: str) -> bool:
-    """Whether `evaluate` accepts `expr` (pure)."""
+    """Whether `evaluate` accepts `expr` and, with every symbol 2, no step of it exceeds an int64 (pure): so its
+    degree is below 64 and its constants fit, and evaluating it with real sizes (here, or as the Python the input
+    check generates from it) stays quick and small, as a size or stride Dynamo writes always does."""
     try:
-        evaluate(expr, collections.defaultdict(int))
+        _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(lambda: 2), _LIMIT)
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         return False
     return True
 
 
-def _evaluate(node: ast.AST, values: dict[str, int]) -> int:
+def _evaluate(node: ast.AST, values: dict[str, int], limit: int | None = None) -> int:
     if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
+        return _within(node.value, limit)
     if isinstance(node, ast.Name):
         return int(values[node.id])
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.Sub)):
-        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
-        return left + right if isinstance(node.op, ast.Add) else left * right if isinstance(node.op, ast.Mult) else (
-            left - right)
+        left, right = _evaluate(node.left, values, limit), _evaluate(node.right, values, limit)
+        return _within(left + right if isinstance(node.op, ast.Add) else left * right
+                       if isinstance(node.op, ast.Mult) else left - right, limit)
     if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
             and type(node.right.value) is int and 0 <= node.right.value <= _MAX_EXPONENT):
-        return int(_evaluate(node.left, values) ** node.right.value)  # sympy's s0**2 for a size that is a square
+        base = _evaluate(node.left, values, limit)  # sympy's s0**2 for a size that is a square
+        return _within(int(base**node.right.value), limit)
     raise ValueError(f"unsupported expression {ast.unparse(node)!r}")
+
+
+def _within(value: int, limit: int | None) -> int:
+    if limit is not None and abs(value) > limit:
+        raise ValueError(f"a value beyond {limit}")
+    return value
 
 
 def _is_device(text: Any) -> bool:
@@ -218,14 +233,20 @@ def _is_device(text: Any) -> bool:
     return True
 
 
-def _expressions_problem(exprs: Any, rank: int) -> str | None:
-    """What is wrong with a recorded list of symbolic sizes or strides (pure): None when it is absent, or one entry
-    per dim, each None or an expression `evaluate` accepts."""
+def _expressions_problem(exprs: Any, dims: list[int | None], symbolic: bool) -> str | None:
+    """What is wrong with a recorded list of symbolic sizes or strides, as `TensorSpec.of` writes it (pure): absent
+    when no size or stride is `symbolic`, else one entry per dim, an expression `is_expression` accepts exactly
+    where the dim is None."""
     if exprs is None:
-        return None
-    if not isinstance(exprs, list) or len(exprs) != rank:
-        return f"{exprs!r:.100} is not a list of {rank} entries"
-    for expr in exprs:
+        return "it is missing, but a size or stride is symbolic" if symbolic else None
+    if not symbolic:
+        return f"{exprs!r:.100} is recorded, but every size and stride is static"
+    if not isinstance(exprs, list) or len(exprs) != len(dims):
+        return f"{exprs!r:.100} is not a list of {len(dims)} entries"
+    for expr, dim in zip(exprs, dims):
+        if (expr is None) != (dim is not None):
+            return (f"the static dim {dim} has the expression {expr!r:.100}" if dim is not None
+                    else "a symbolic dim has no expression")
         if expr is not None and not isinstance(expr, str):
             return f"{expr!r:.100} is not an expression"
         if expr is not None and not is_expression(expr):
