@@ -87,6 +87,16 @@ def test_a_tensor_guard_no_spec_can_hold_is_refused_when_it_loads(field: dict) -
         guard_kinds.from_json(data)
 
 
+def test_a_tensor_guard_with_symbolic_dims_loads_and_checks_the_static_ones() -> None:
+    """CC-21: Dynamo's TENSOR_MATCH text gives `None` for a dim it left symbolic, with no expression: such a guard
+    loads (a file holding it is not broken on every load) and checks only the static dims."""
+    data = {"check": "tensor", "guard": "TENSOR_MATCH", "when": "first", "text": "", "source": "L['self'].t",
+            "dtype": "torch.float32", "device": "cpu", "size": [None, 4], "stride": [None, 1]}
+    guard = guard_kinds.from_json(data)
+    assert guard.fits(torch.zeros(3, 4)) and guard.fits(torch.zeros(7, 4))
+    assert not guard.fits(torch.zeros(3, 5)) and not guard.fits(torch.zeros(4, 3).t())
+
+
 @given(st.sampled_from([(2, 3), (3, 2), (1, 3), (2, 1), (2, 3, 1)]), st.booleans(),
        st.sampled_from([torch.float32, torch.float64]))
 def test_tensor_match_and_the_graph_input_check_agree(shape: tuple, transpose: bool, dtype: torch.dtype) -> None:

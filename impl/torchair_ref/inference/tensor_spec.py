@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -72,15 +73,21 @@ class TensorSpec:
         return data
 
     @classmethod
+    def layout(cls, dtype: Any, device: Any, shape: Any, stride: Any) -> TensorSpec:
+        """A spec of a dtype, device, sizes and strides alone (None: a dim not checked), as TENSOR_MATCH holds
+        them; BrokenCacheError when no spec can hold them."""
+        found = getattr(torch, str(dtype).removeprefix("torch."), None)
+        if not (isinstance(found, torch.dtype) and isinstance(shape, list) and isinstance(stride, list)
+                and len(shape) == len(stride) and all(d is None or (type(d) is int and d >= 0) for d in shape + stride)
+                and isinstance(device, str) and _is_device(device)):
+            raise BrokenCacheError(f"no valid dtype, shape, stride or device: {(dtype, device, shape, stride)!r:.200}")
+        return cls(str(found), device, tuple(shape), tuple(stride))
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> TensorSpec:
-        """The spec `to_json` wrote; BrokenCacheError naming the field that no spec could hold."""
-        dtype = getattr(torch, str(data.get("dtype", "")).removeprefix("torch."), None)
-        shape, stride = data.get("shape"), data.get("stride")
-        dims_ok = isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride) and all(
-            d is None or (type(d) is int and d >= 0) for d in shape + stride)
-        if not isinstance(dtype, torch.dtype) or not dims_ok or not _is_device(data.get("device")):
-            raise BrokenCacheError(f"no valid dtype, shape, stride or device: {data!r:.200}")
-        assert isinstance(shape, list) and isinstance(stride, list)  # noqa: S101 - dims_ok said so
+        """The spec `to_json` wrote; BrokenCacheError naming the field that no spec `of` writes could hold."""
+        spec = cls.layout(data.get("dtype"), data.get("device"), data.get("shape"), data.get("stride"))
+        shape, stride = list(spec.shape), list(spec.stride)
         exprs: dict[str, Exprs | None] = {}
         symbolic = None in shape or None in stride
         for key, dims in (("size_expr", shape), ("stride_expr", stride)):
@@ -93,8 +100,8 @@ class TensorSpec:
             raise BrokenCacheError(f"an invalid pytype or contiguous: {data!r:.200}")
         if contiguous and None not in stride:  # `of` marks only symbolic strides; static ones say it all
             raise BrokenCacheError(f"an invalid contiguous: the strides {stride} are all static")
-        return cls(str(dtype), data["device"], tuple(shape), tuple(stride), pytype, exprs["size_expr"],
-                   exprs["stride_expr"], contiguous)
+        return dataclasses.replace(spec, pytype=pytype, size_expr=exprs["size_expr"], stride_expr=exprs["stride_expr"],
+                                   contiguous=contiguous)
 
     def type_mismatch(self, value: Any, name: str) -> str | None:
         """CC-15/CC-21: why `value` is not a tensor of this dtype, device, Python type and rank, or None."""

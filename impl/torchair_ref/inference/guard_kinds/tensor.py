@@ -54,8 +54,7 @@ class Tensor(GuardSpec):
 
     @functools.cached_property
     def spec(self) -> TensorSpec:
-        return TensorSpec.from_json({"dtype": self.dtype, "device": self.device, "shape": self.size,
-                                     "stride": self.stride})
+        return TensorSpec.layout(self.dtype, self.device, self.size, self.stride)
 
     def validate(self) -> None:
         super().validate()
