@@ -1,6 +1,6 @@
 """Zoo worker (SPEC CC-1, CC-14, CC-18): one fresh process of a real model's cold, warm or eager run.
 
-Job: ``{"impl", "model": <zoo name>, "pattern": "plain"|"served"|"vllm", "phase": "cold"|"warm"|"eager",
+Job: ``{"impl", "model": <zoo name>, "pattern": "plain"|"served"|"served-dynamic"|"vllm", "phase": "cold"|"warm"|"eager",
 "cache_dir", "config": [[dotted option, value], ...], "spawned_at": <time.time() at spawn>, "variant": null |
 "no_mask"}`` (a variant changes the warm steps: ``patterns.VARIANTS``). The model is built
 with ``torchair_conformance.zoo.patterns.build`` (seed 0) and wrapped as the pattern says with the implementation's
@@ -8,7 +8,7 @@ with ``torchair_conformance.zoo.patterns.build`` (seed 0) and wrapped as the pat
 (``patterns.script``) run, then (cold and warm) the same steps eagerly on the same module, with fresh KV caches.
 
 Result: ``steps`` (per step: ``label``, ``digest`` (``models.digest``), ``seconds``, and against eager
-``max_abs_diff`` and ``close`` (float32: rtol 1e-3, atol 1e-4)); ``kv_max_abs_diff`` (the served pattern: the
+``max_abs_diff`` and ``close`` (float32: rtol 1e-3, atol 1e-4)); ``kv_max_abs_diff`` (the served patterns: the
 largest difference between the KV caches the cached and the eager conversations filled); the phases in seconds:
 ``startup_s`` (spawn to before ``import torch``), ``import_s``, ``build_s`` (model, wrapper, ``cache_compile``),
 ``first_call_s``, ``ttfo_s`` (spawn to the first output), ``load_s`` (first call start to the implementation's

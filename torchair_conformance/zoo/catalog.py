@@ -93,9 +93,10 @@ VISION = tuple(n for n, e in ENTRIES.items() if e.library == "timm")
 DECODERS = tuple(n for n, e in ENTRIES.items() if e.kind == "decoder")
 
 #: how a model is wrapped and called (see `torchair_conformance.zoo.patterns`): `plain` (one cached method over the
-#: model, every entry), `served` (prompt + decode with a KV cache, the decoders), `vllm` (vLLM-Ascend's per-batch-size
+#: model, every entry), `served` (prompt + decode with a static KV cache, the decoders), `served-dynamic` (the same
+#: over a `DynamicCache`, whose layout change makes decode recompile: CC-12), `vllm` (vLLM-Ascend's per-batch-size
 #: proxy forwards, the decoders)
-PATTERNS = ("plain", "served", "vllm")
+PATTERNS = ("plain", "served", "served-dynamic", "vllm")
 
 
 def entry(name: str) -> Entry:

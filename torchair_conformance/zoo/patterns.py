@@ -4,9 +4,16 @@
   (TorchAir's documented pattern); `_run` returns what the library's model returns (a `ModelOutput` dataclass for
   `transformers`, a tensor for `timm`).
 - `served`: a causal language model served as TorchAir exists for: `prompt` (the whole prompt) and `decode` (one
-  token) over a `transformers.DynamicCache` that the caller creates and the methods fill, each method cached with
-  `dynamic=True`. A conversation feeds tokens drawn in advance (teacher forcing), never the argmax of the outputs, so
-  a cached run and an eager run see the same inputs even where their logits differ in the last bits.
+  token) over a `transformers.StaticCache` that the caller creates and the methods fill in place, each method cached
+  with `dynamic=True`, given the token positions as a server gives them (`position_ids`; a model left to infer them
+  from a static cache reads its length from the cache's data, which OPT cannot trace as one graph). A static cache is
+  how a model is served on an NPU: KV buffers allocated once, written in place (TorchAir's `scatter_update`), so every
+  decode step sees the same layout. A `DynamicCache` does not: the prompt leaves its keys as a transposed view
+  (eager's and Inductor's layout), the first decode's `torch.cat` makes them contiguous, and the second decode fails
+  Dynamo's stride guard, so even a plain `torch.compile` traces decode twice and CC-12 leaves decode uncached.
+  `served-dynamic` is that pattern over a `DynamicCache` (`tests/zoo/test_zoo_models.py` checks CC-12 on it). A
+  conversation feeds tokens drawn in advance (teacher forcing), never the argmax of the outputs, so a cached run and
+  an eager run see the same inputs even where their logits differ in the last bits.
 - `vllm`: vLLM-Ascend's TorchAir model runner (`vllm_ascend/torchair/torchair_model_runner.py` in
   vllm-project/vllm-ascend, `_get_torchair_lazy_compiled_model`): per graph batch size a proxy of the model's
   `forward` (`types.FunctionType(forward.__code__.replace(co_name=f"{cls}_forward_with_batch_size_{n}"), ...)`),
@@ -80,11 +87,11 @@ class ServedDecoder(nn.Module):
         self.cached_prompt = cache_compile(self.prompt, **options)
         self.cached_decode = cache_compile(self.decode, **options)
 
-    def prompt(self, input_ids: torch.Tensor, cache: Any) -> torch.Tensor:
-        return self.model(input_ids=input_ids, cache=cache, use_cache=True).logits
+    def prompt(self, input_ids: torch.Tensor, position_ids: torch.Tensor, cache: Any) -> torch.Tensor:
+        return self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True).logits
 
-    def decode(self, input_ids: torch.Tensor, cache: Any) -> torch.Tensor:
-        return self.model(input_ids=input_ids, cache=cache, use_cache=True).logits
+    def decode(self, input_ids: torch.Tensor, position_ids: torch.Tensor, cache: Any) -> torch.Tensor:
+        return self.model(input_ids=input_ids, position_ids=position_ids, cache=cache, use_cache=True).logits
 
 
 class VllmStyleDecoder(nn.Module):
@@ -97,6 +104,9 @@ class VllmStyleDecoder(nn.Module):
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids=input_ids, position_ids=positions, use_cache=False).logits
 
+
+#: the tokens a served conversation's KV cache holds (the longest script conversation is 16)
+MAX_CACHE_LEN = 32
 
 #: the graph batch sizes the vllm pattern compiles (vLLM-Ascend's `torchair_graph_batch_sizes` double from a start)
 VLLM_BATCH_SIZES = (1, 2, 4)
@@ -140,9 +150,12 @@ class Built:
         return self.module.forward if self.pattern == "vllm" else getattr(self.module, method)
 
     def new_cache(self) -> Any:
-        """An empty KV cache for the served pattern (`transformers.DynamicCache` for the model's config)."""
+        """An empty KV cache for the served patterns: `transformers.StaticCache` for the model's config, holding
+        `MAX_CACHE_LEN` tokens (`served-dynamic`: a `transformers.DynamicCache`; see the module docstring)."""
         transformers, _ = packages.load()
-        return transformers.DynamicCache(config=self.module.model.config)
+        if self.pattern == "served-dynamic":
+            return transformers.DynamicCache(config=self.module.model.config)
+        return transformers.StaticCache(config=self.module.model.config, max_cache_len=MAX_CACHE_LEN)
 
 
 def build(name: str, pattern: str, cache_compile: Callable | None, options: dict[str, Any], seed: int = 0) -> Built:
@@ -159,7 +172,7 @@ def build(name: str, pattern: str, cache_compile: Callable | None, options: dict
         wrapper = {"image": CachedVision, "encoder": CachedEncoder}.get(entry.kind, CachedDecoder)
         module = wrapper(model, compile_, **{"dynamic": entry.dynamic, **options})
         return Built(name, pattern, module, {"_run": module.cached})
-    if pattern == "served":
+    if pattern in ("served", "served-dynamic"):
         module = ServedDecoder(model, compile_, **options)
         return Built(name, pattern, module, {"prompt": module.cached_prompt, "decode": module.cached_decode})
     module = VllmStyleDecoder(model).eval()
@@ -197,7 +210,7 @@ def script(built: Built, phase: str, variant: str | None = None) -> list[Step]:
                 other_args, other_kwargs = families.inputs(built.name, entry.other_shape, seed=2)
                 steps.append(Step(f"other shape {entry.other_shape}", "_run", other_args, other_kwargs))
         return steps
-    if built.pattern == "served":
+    if built.pattern in ("served", "served-dynamic"):
         steps = _conversation("first", prompt=8, decodes=2, seed=1)
         if phase == "warm":
             steps += _conversation("second", prompt=13, decodes=3, seed=2)
@@ -213,8 +226,11 @@ def script(built: Built, phase: str, variant: str | None = None) -> list[Step]:
 
 def _conversation(label: str, prompt: int, decodes: int, seed: int) -> list[Step]:
     ids = families.tokens(1, prompt + decodes, seed)
-    steps = [Step(f"{label} prompt ({prompt} tokens)", "prompt", (ids[:, :prompt],), {}, state=label)]
+    positions = torch.arange(prompt + decodes).unsqueeze(0)
+    steps = [Step(f"{label} prompt ({prompt} tokens)", "prompt", (ids[:, :prompt], positions[:, :prompt]), {},
+                  state=label)]
     for i in range(decodes):
         at = prompt + i
-        steps.append(Step(f"{label} decode at cache length {at}", "decode", (ids[:, at:at + 1],), {}, state=label))
+        steps.append(Step(f"{label} decode at cache length {at}", "decode",
+                          (ids[:, at:at + 1], positions[:, at:at + 1]), {}, state=label))
     return steps
