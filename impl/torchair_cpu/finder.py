@@ -2,8 +2,9 @@
 
 A meta-path finder answers for the top-level ``torchair`` package (its submodules are then found through the
 package's ``__path__`` by Python's own path finder) and for the native modules, which it serves from this adapter's
-stand-ins. It refuses ``torch_npu`` (``ModuleNotFoundError``), so the real torch-npu is never imported even where it
-is installed (IMPL-3) and upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU
+stand-ins. ``torch_npu`` is found nowhere, as on a host without torch-npu (``importlib.util.find_spec`` gives None,
+which libraries such as ``transformers`` ask before importing); where a torch-npu is installed all the same, the
+finder refuses it (``ModuleNotFoundError`` naming this adapter), so the real torch-npu is never imported (IMPL-3) and upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU
 fusion patterns, no NPU deterministic level, device from ``$ASCEND_DEVICE_ID``). No ``torch_npu`` stand-in is offered:
 with one in ``sys.modules`` upstream's max-autotune reaches for ``torch.ops.npu`` kernels (``patterns/*.py``).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Mapping, Sequence
@@ -52,6 +54,8 @@ class UpstreamFinder(importlib.abc.MetaPathFinder):
         if fullname in NATIVE_STANDINS:
             return ModuleSpec(fullname, _AliasLoader(NATIVE_STANDINS[fullname]))
         if fullname == "torch_npu" or fullname.startswith("torch_npu."):
+            if importlib.machinery.PathFinder.find_spec("torch_npu") is None:
+                return None  # as on a host without torch-npu: `importlib.util.find_spec` says None, import fails
             raise ModuleNotFoundError(
                 f"{fullname} is not importable under torchair_cpu: upstream runs as on a host without torch-npu "
                 "(IMPL-3); reduce-overhead and anything else that needs torch_npu needs an Ascend host", name=fullname)

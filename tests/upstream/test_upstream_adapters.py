@@ -150,18 +150,29 @@ def test_finder_serves_torchair_with_stand_ins_and_refuses_torch_npu(tmp_path):
         import torchair
         assert torchair.__file__ == {str(package / '__init__.py')!r}, torchair.__file__
         assert torchair.GRAPH.__module__ == "torchair_cpu.standins._graph"
+        import importlib.util
+        installed = {str(tmp_path / 'site')!r} in sys.path
+        # as on a host without torch-npu (transformers asks find_spec before it imports); an installed one is refused
+        try:
+            found = importlib.util.find_spec("torch_npu")
+        except ModuleNotFoundError as exc:
+            found = str(exc)
+        assert found is None if not installed else "torchair_cpu" in found, found
         try:
             import torch_npu
         except ModuleNotFoundError as exc:
-            assert "torchair_cpu" in str(exc), exc
+            assert ("torchair_cpu" in str(exc)) == installed, exc
         else:
             raise SystemExit("torch_npu was importable")
         assert "torch_npu" not in sys.modules and {str(tmp_path)!r} not in sys.path
         print("ok")
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
-                          env={"PYTHONPATH": f"{ROOT / 'impl'}", "PATH": "/usr/bin:/bin"}, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+    (tmp_path / "site" / "torch_npu").mkdir(parents=True)
+    (tmp_path / "site" / "torch_npu" / "__init__.py").write_text("raise SystemExit('the real torch_npu ran')\n")
+    for path in (f"{ROOT / 'impl'}", f"{ROOT / 'impl'}:{tmp_path / 'site'}"):
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=str(tmp_path),
+                              env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"}, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", path + proc.stdout + proc.stderr
 
 
 def test_threshold_hook_compares_upstreams_own_sum_against_the_override(monkeypatch):
