@@ -105,3 +105,23 @@ def test_frozen_closure_held_by_a_module_object_is_identified() -> None:
     [source] = record.traced_sources([code])
     assert source.file == "<frozen os>" and "<" not in source.qualname
     assert record.changed_sources([source]) == []
+
+
+def test_a_code_digest_is_computed_once_per_code_object_and_follows_a_replaced_code() -> None:
+    """The digest of a code object is remembered (a warm start digests hundreds of traced functions, several times
+    over); the memory is per object, so a function whose `__code__` is replaced digests to the new code's digest."""
+    from torchair_ref.inference import guard_values
+
+    def helper(x):
+        return x + 1
+
+    def other(x):
+        return x + 2
+
+    first = guard_values.code_digest(helper.__code__)
+    assert guard_values._CODE_DIGESTS[id(helper.__code__)] == (helper.__code__, first)
+    assert first == guard_values._code_digest(helper.__code__)
+    helper.__code__ = other.__code__
+    assert guard_values.code_digest(helper.__code__) == guard_values._code_digest(other.__code__) != first
+    same = other.__code__.replace()  # an equal, distinct code object: its own entry, the same digest
+    assert same is not other.__code__ and guard_values.code_digest(same) == guard_values.code_digest(other.__code__)

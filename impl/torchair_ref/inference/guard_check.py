@@ -72,6 +72,20 @@ def cells(function: types.FunctionType) -> dict[str, Any]:
     return found
 
 
+class _Gone:
+    """What a source that cannot be read holds in the generated slow path: every check that uses it fails."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(name)
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class _Writer:
     """`guard_kinds.Code` for generated checks: sources read by `read` (a function of a source), constants bound in
     `namespace` under fresh names (the same object once)."""
@@ -100,9 +114,16 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     memo: dict[str, Any] = {}
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
     writer = _Writer(namespace, lambda source: f"_tq_at({source!r})")
-    for spec in specs:
-        if spec.when != "first":
-            continue
+    firsts = [spec for spec in specs if spec.when == "first"]
+    tests = [spec.test(writer) for spec in firsts]
+    try:  # every check in one expression (one compile); on a failure each alone, to name the first that fails
+        if eval(compile(" and ".join(f"({t})" for t in tests) or "True", "<torchair_ref guards>", "eval"),  # noqa: S307
+                namespace):
+            return None
+    except Exception:  # noqa: BLE001, S110 - found again below, alone
+        pass
+    memo.clear()
+    for spec in firsts:
         try:
             ok = eval(compile(spec.test(writer), "<torchair_ref guard>", "eval"), namespace)  # noqa: S307
         except Exception as exc:  # noqa: BLE001 - a source that is gone fails its guard
@@ -147,21 +168,38 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
         raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_specs": specs, "_tq_fail": on_fail,
-                                 "_tq_G": module_globals, "Exception": Exception, "_tq_list": list, "_tq_dict": dict,
-                                 "_tq_type": type, "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
+                                 "_tq_G": module_globals, "_tq_GONE": _Gone(), "Exception": Exception,
+                                 "_tq_list": list, "_tq_dict": dict, "_tq_type": type,
+                                 "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
     arguments = set(names) | {varargs, varkw}
     # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a deep
-    # module share most of their paths. The slow path (`_tq_which`, only after a failure) reads each check alone.
+    # module share most of their paths. The slow path (`_tq_which`, only after a failure) runs each read and each
+    # check alone.
     hoisted: dict[str, str] = {}
     reads: list[str] = []
     fast = _Writer(namespace, lambda source: _source_code(source, arguments, hoisted, reads))
     tests = [spec.test(fast) for spec in specs]
-    slow = _Writer(namespace, lambda source: _source_code(source, arguments))
-    alone = [spec.test(slow) for spec in specs]
     pack = ", ".join(params)
     forward = ", ".join(call)
-    which = "".join(f"    try:\n        if not ({t}):\n            return {i}\n    except Exception:\n"
-                    f"        return {i}\n" for i, t in enumerate(alone))
+    title = f"<torchair_ref guards of {function.__qualname__}>"
+
+    def which(*args: Any, **kwargs: Any) -> int:
+        """The index of the first check that fails alone: the same checks over the same bound objects, each read
+        and each check in its own `try` (a read that fails leaves `_tq_GONE`, which fails what uses it). Its code is
+        written at the first failure, not before."""
+        if "_tq_which" not in namespace:
+            each_read = "".join(f"    try:\n        {line}\n    except Exception:\n"
+                                f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in reads)
+            each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
+                                f"    except Exception:\n        return {i}\n" for i, t in enumerate(tests))
+            exec(compile(f"def _tq_which({pack}):\n{each_read}{each_test}    return 0\n", title, "exec"),  # noqa: S102
+                 namespace)
+            namespace["_tq_which"].__defaults__ = function.__defaults__
+            namespace["_tq_which"].__kwdefaults__ = function.__kwdefaults__
+        found: int = namespace["_tq_which"](*args, **kwargs)
+        return found
+
+    namespace["_tq_find"] = which
     source = (
         f"def guarded({pack}):\n"
         "    try:\n"
@@ -171,13 +209,12 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
         "        ok = False\n"
         "    if ok:\n"
         f"        return _tq_run({forward})\n"
-        f"    return _tq_fail(_tq_specs[_tq_which({forward})], {forward})\n"
-        f"def _tq_which({pack}):\n{which}    return 0\n"
+        f"    return _tq_fail(_tq_specs[_tq_find({forward})], {forward})\n"
     )
-    exec(compile(source, f"<torchair_ref guards of {function.__qualname__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, title, "exec"), namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
-    namespace["_tq_which"].__defaults__ = guarded.__defaults__ = function.__defaults__
-    namespace["_tq_which"].__kwdefaults__ = guarded.__kwdefaults__ = function.__kwdefaults__
+    guarded.__defaults__ = function.__defaults__
+    guarded.__kwdefaults__ = function.__kwdefaults__
     guarded.__qualname__ = function.__qualname__
     return guarded
 

@@ -25,9 +25,23 @@ class UnknownGuard(TorchairRefError, ValueError):
     """A guard the translator does not understand (the message names its kind and text): do not cache."""
 
 
+#: id(code) -> (code, its digest): a code object is immutable, so its digest is computed once per process; the
+#: entry keeps the object alive, so its id is never another object's while the entry exists
+_CODE_DIGESTS: dict[int, tuple[types.CodeType, str]] = {}
+
+
 def code_digest(code: types.CodeType) -> str:
     """CC-14/CC-22: a digest of a code object (bytecode, names, constants, nested code), the same in every process:
     set constants are hashed in a sorted order, never through their hash-seeded iteration order."""
+    known = _CODE_DIGESTS.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    result = _code_digest(code)
+    _CODE_DIGESTS[id(code)] = (code, result)
+    return result
+
+
+def _code_digest(code: types.CodeType) -> str:
     digest = hashlib.sha256()
     for part in (code.co_code, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
                  (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)):
