@@ -44,6 +44,13 @@ class SuiteRun:
     own_folder: bool = False
 
 
+#: the suite's real-model files, left out of the background sessions: where the zoo's packages are installed
+#: (`tox -e tests-torch2141`, for tests/zoo's CI slice) they would add minutes to CI's longest leg; `tox -e zoo`,
+#: `tox -e upstream` and the nightly run them
+WITHOUT_ZOO = tuple(f"--ignore={ROOT / 'torchair_conformance' / name}"
+                    for name in ("test_zoo.py", "test_export_zoo.py"))
+
+
 def suite_command(impl: str, json_path: Path, clauses: Sequence[str] = (), profile: str = "dev",
                   extra_args: Sequence[str] = ()) -> list:
     """``python -m pytest torchair_conformance --impl IMPL -x -q [--clause ID ...]``, writing its JSON results."""

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.suite.sessions import SuiteRun
+from tests.suite.sessions import WITHOUT_ZOO, SuiteRun
 
 PROFILE = os.environ.get("TORCHAIR_SEED_PROFILE", "dev")
 SEEDS = [int(seed) for seed in os.environ.get("TORCHAIR_SEEDS", "1").split(",")]
@@ -20,7 +20,7 @@ SEEDS = [int(seed) for seed in os.environ.get("TORCHAIR_SEEDS", "1").split(",")]
 
 def _run(seed: int) -> SuiteRun:
     return SuiteRun(f"reference-seed-{seed}", "torchair_ref", profile=PROFILE,
-                    extra_args=(f"--hypothesis-seed={seed}",))
+                    extra_args=(f"--hypothesis-seed={seed}", *WITHOUT_ZOO))
 
 
 @pytest.mark.slow

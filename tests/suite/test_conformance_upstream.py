@@ -17,13 +17,13 @@ import torch
 
 from ge_executor import supported_op_types
 from tests.ge_executor.emitted import graph_op_types
-from tests.suite.sessions import GE_GRAPHS, SuiteRun
+from tests.suite.sessions import GE_GRAPHS, WITHOUT_ZOO, SuiteRun
 
 if not torch.__version__.startswith("2.14."):
     pytest.skip(f"upstream's Python runs on torch 2.14.x (the torch-npu 2.14.0 wheel's), not {torch.__version__}: "
                 "tox -e tests-torch2141 runs it", allow_module_level=True)
 
-UPSTREAM = SuiteRun("upstream-torchair-cpu", "torchair_cpu", profile="dev")
+UPSTREAM = SuiteRun("upstream-torchair-cpu", "torchair_cpu", profile="dev", extra_args=WITHOUT_ZOO)
 
 
 @pytest.mark.slow
