@@ -52,8 +52,8 @@ def test_zoo_model_warm_start_traces_nothing_and_matches_eager(impl, name):
 @pytest.mark.clause("CC-14", "CC-21")
 @pytest.mark.parametrize("name", _tiered(catalog.DECODERS, ci=("gpt2", "llama")))
 def test_zoo_served_prompt_and_decode_warm_start(impl, name):
-    """An LLM served with a static KV cache (`prompt` and `decode`, `dynamic=True`): the warm process serves another prompt
-    length and other cache lengths than the cold one traced, with no trace and eager's logits and KV cache."""
+    """An LLM served with a static KV cache (`prompt` and `decode`, `dynamic=True`): the warm process serves another
+    prompt length and other cache lengths than the cold one traced, with no trace and eager's logits and KV cache."""
     _assert_warm_start(_run(impl, name, "served"))
 
 

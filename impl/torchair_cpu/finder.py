@@ -1,12 +1,13 @@
 """IMPL-4: make the extracted sources importable as ``torchair`` without touching ``sys.path``.
 
-A meta-path finder answers for the top-level ``torchair`` package (its submodules are then found through the
-package's ``__path__`` by Python's own path finder) and for the native modules, which it serves from this adapter's
-stand-ins. ``torch_npu`` is found nowhere, as on a host without torch-npu (``importlib.util.find_spec`` gives None,
-which libraries such as ``transformers`` ask before importing); where a torch-npu is installed all the same, the
-finder refuses it (``ModuleNotFoundError`` naming this adapter), so the real torch-npu is never imported (IMPL-3) and upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU
-fusion patterns, no NPU deterministic level, device from ``$ASCEND_DEVICE_ID``). No ``torch_npu`` stand-in is offered:
-with one in ``sys.modules`` upstream's max-autotune reaches for ``torch.ops.npu`` kernels (``patterns/*.py``).
+A meta-path finder answers for the top-level ``torchair`` package (its submodules are then found through the package's
+``__path__`` by Python's own path finder) and for the native modules, which it serves from this adapter's stand-ins.
+``torch_npu`` is found nowhere, as on a host without torch-npu (``importlib.util.find_spec`` gives None, which
+libraries such as ``transformers`` ask before importing); where a torch-npu is installed all the same, the finder
+refuses it (``ModuleNotFoundError`` naming this adapter), so the real torch-npu is never imported (IMPL-3) and
+upstream takes its own no-torch-npu branches (``'torch_npu' not in sys.modules``: no NPU fusion patterns, no NPU
+deterministic level, device from ``$ASCEND_DEVICE_ID``). No ``torch_npu`` stand-in is offered: with one in
+``sys.modules`` upstream's max-autotune reaches for ``torch.ops.npu`` kernels (``patterns/*.py``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Zoo worker (SPEC CC-1, CC-14, CC-18): one fresh process of a real model's cold, warm or eager run.
 
-Job: ``{"impl", "model": <zoo name>, "pattern": "plain"|"served"|"served-dynamic"|"vllm", "phase": "cold"|"warm"|"eager",
-"cache_dir", "config": [[dotted option, value], ...], "spawned_at": <time.time() at spawn>, "variant": null |
-"no_mask"}`` (a variant changes the warm steps: ``patterns.VARIANTS``). The model is built
-with ``torchair_conformance.zoo.patterns.build`` (seed 0) and wrapped as the pattern says with the implementation's
+Job: ``{"impl", "model": <zoo name>, "pattern": "plain"|"served"|"served-dynamic"|"vllm", "phase":
+"cold"|"warm"|"eager", "cache_dir", "config": [[dotted option, value], ...], "spawned_at": <time.time() at spawn>,
+"variant": null | "no_mask"}`` (a variant changes the warm steps: ``patterns.VARIANTS``). The model is built with
+``torchair_conformance.zoo.patterns.build`` (seed 0) and wrapped as the pattern says with the implementation's
 ``cache_compile`` (none in the eager phase, which imports no implementation and no Dynamo); the phase's steps
 (``patterns.script``) run, then (cold and warm) the same steps eagerly on the same module, with fresh KV caches.
 
