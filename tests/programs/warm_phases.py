@@ -9,7 +9,8 @@ steps one at a time, as `CachedFunction._warm_start` takes them, timing each:
 - `read`: the file read, its seal checked and split into variants;
 - `record`: `record.checked`: the record validated, the environment, the method's code digest and the digest of
   every traced function's live code and source lines compared (code identity, CC-21 f);
-- `module_guards`: the module, class, global and code guards checked once at load (`guard_check.first_call_failure`);
+- `module_guards`: the guards the per-call check leaves out (a module's tensors), checked once at load
+  (`guard_check.first_call_failure`, as `loading.warm_function` calls it);
 - `graph`: the compiled graph loaded (`compilers.load`: kernels, wrapper);
 - `wrap`: Dynamo's bytecode rebound to the loaded graph (`bytecode.rebuild`);
 - `guard_code`: the per-call guard function generated (`guard_check.guarded_method`), here around a no-op;
@@ -75,7 +76,8 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
     function = method.__func__
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
-    failed = guard_check.first_call_failure(loaded.guards, method.__self__, function, module_globals)
+    load_only = [spec for spec in loaded.guards if not spec.per_call()]
+    failed = guard_check.first_call_failure(load_only, method.__self__, function, module_globals)
     if failed is not None:
         raise SystemExit(f"{model}: the module guards fail: {failed}")
     lap("module_guards")
