@@ -114,16 +114,9 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     memo: dict[str, Any] = {}
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
     writer = _Writer(namespace, lambda source: f"_tq_at({source!r})")
-    firsts = [spec for spec in specs if spec.when == "first"]
-    tests = [spec.test(writer) for spec in firsts]
-    try:  # every check in one expression (one compile); on a failure each alone, to name the first that fails
-        if eval(compile(" and ".join(f"({t})" for t in tests) or "True", "<torchair_ref guards>", "eval"),  # noqa: S307
-                namespace):
-            return None
-    except Exception:  # noqa: BLE001, S110 - found again below, alone
-        pass
-    memo.clear()
-    for spec in firsts:
+    for spec in specs:
+        if spec.when != "first":
+            continue
         try:
             ok = eval(compile(spec.test(writer), "<torchair_ref guard>", "eval"), namespace)  # noqa: S307
         except Exception as exc:  # noqa: BLE001 - a source that is gone fails its guard

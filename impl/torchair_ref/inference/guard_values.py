@@ -10,7 +10,6 @@ import enum
 import hashlib
 import sys
 import types
-import weakref
 from typing import Any
 
 import torch
@@ -76,39 +75,11 @@ def _in_torch(cls: type) -> bool:
     return module == "builtins" or module == "torch" or module.startswith("torch.")
 
 
-#: class -> (what its digest read, the digest): `class_digest` runs for every class guard of a warm start, many
-#: per class; the entry holds until any attribute of the class or a base outside torch is another object
-_CLASS_DIGESTS: weakref.WeakKeyDictionary[type, tuple[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
-
-
 def class_digest(cls: type) -> str | None:
     """A digest of the code of a class and its bases outside torch (methods, properties, static and class methods,
     plain constants), in name order; None for a class of torch or builtins (the torch version covers those)."""
     if _in_torch(cls):
         return None
-    parts = _class_parts(cls)
-    known = _CLASS_DIGESTS.get(cls)
-    if known is not None and len(known[0]) == len(parts) and all(a is b for a, b in zip(known[0], parts)):
-        return known[1]
-    result = _class_digest(cls)
-    _CLASS_DIGESTS[cls] = (parts, result)
-    return result
-
-
-def _class_parts(cls: type) -> tuple[Any, ...]:
-    """Every object `_class_digest` reads (each class outside torch, its attribute names and values, the code of
-    each function value, which `__code__ =` can replace in place), compared by identity."""
-    parts: list[Any] = []
-    for klass in cls.__mro__:
-        if _in_torch(klass):
-            continue
-        parts.append(klass)
-        for name, value in vars(klass).items():
-            parts += (name, value, *_codes_of(value))
-    return tuple(parts)
-
-
-def _class_digest(cls: type) -> str:
     digest = hashlib.sha256()
     for klass in cls.__mro__:
         if _in_torch(klass):
