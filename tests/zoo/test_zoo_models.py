@@ -50,13 +50,14 @@ def test_served_prompt_and_decode_warm_start(name: str, zoo_config: tuple, zoo_r
 
 
 def test_decode_over_a_dynamic_cache_recompiles_and_is_not_saved(zoo_config: tuple, zoo_record: Callable) -> None:
-    """CC-12 on a real model: over a DynamicCache the prompt leaves its keys as a transposed view and the first
-    decode's `torch.cat` makes them contiguous, so the second decode fails Dynamo's stride guard and decode is traced
-    again, as in a plain `torch.compile`. Decode's folder is removed with a "Skip cache as ... recompiled" warning;
-    the prompt stays cached, and every output still matches eager."""
+    """CC-12 on a real model: over a DynamicCache, Inductor's prompt graph returns the keys with a transposed view's
+    strides, where eager returns them contiguous, and the first decode's `torch.cat` makes them contiguous, so the
+    second decode fails Dynamo's stride guard and decode is traced again, as in a plain `torch.compile` with Inductor.
+    Decode's folder is removed with a "Skip cache as ... recompiled" warning; the prompt stays cached, and every
+    output still matches eager."""
     if zoo_config:
-        pytest.skip("the fast compiler returns the prompt's keys contiguous, so decode keeps one layout; Inductor "
-                    "returns eager's layout")
+        pytest.skip("the fast compiler returns the prompt's keys contiguous, as eager does, so decode keeps one "
+                    "layout and is cached")
     result = run.run("gpt2", "served-dynamic", config=zoo_config)
     zoo_record(result)
     skipped = [w for w in result.cold["warnings"] if "Skip cache as" in w and "recompiled" in w]

@@ -8,12 +8,13 @@
   with `dynamic=True`, given the token positions as a server gives them (`position_ids`; a model left to infer them
   from a static cache reads its length from the cache's data, which OPT cannot trace as one graph). A static cache is
   how a model is served on an NPU: KV buffers allocated once, written in place (TorchAir's `scatter_update`), so every
-  decode step sees the same layout. A `DynamicCache` does not: the prompt leaves its keys as a transposed view
-  (eager's and Inductor's layout), the first decode's `torch.cat` makes them contiguous, and the second decode fails
-  Dynamo's stride guard, so even a plain `torch.compile` traces decode twice and CC-12 leaves decode uncached.
-  `served-dynamic` is that pattern over a `DynamicCache` (`tests/zoo/test_zoo_models.py` checks CC-12 on it). A
-  conversation feeds tokens drawn in advance (teacher forcing), never the argmax of the outputs, so a cached run and
-  an eager run see the same inputs even where their logits differ in the last bits.
+  decode step sees the same layout. A `DynamicCache` does not under Inductor: its prompt graph returns the keys with a
+  transposed view's strides (GPT-2: (512, 16, 64, 1); eager and the fast compiler return them contiguous, (512, 128,
+  16, 1)), the first decode's `torch.cat` makes them contiguous, and the second decode fails Dynamo's stride guard, so
+  even a plain `torch.compile` traces decode twice and CC-12 leaves decode uncached. `served-dynamic` is that pattern
+  over a `DynamicCache` (`tests/zoo/test_zoo_models.py` checks CC-12 on it). A conversation feeds tokens drawn in
+  advance (teacher forcing), never the argmax of the outputs, so a cached run and an eager run see the same inputs
+  even where their logits differ in the last bits.
 - `vllm`: vLLM-Ascend's TorchAir model runner (`vllm_ascend/torchair/torchair_model_runner.py` in
   vllm-project/vllm-ascend, `_get_torchair_lazy_compiled_model`): per graph batch size a proxy of the model's
   `forward` (`types.FunctionType(forward.__code__.replace(co_name=f"{cls}_forward_with_batch_size_{n}"), ...)`),
