@@ -179,6 +179,14 @@ def when(sources: Iterable[str], fixed: frozenset[str]) -> str:
 
 def parse_expression(text: str) -> tuple[str, list[str]]:
     """An integer/identity guard expression as (template, sources): each source replaced by `_s{i}` (pure)."""
+    template, sources = _parsed_expression(text)
+    return template, list(sources)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
+    """`parse_expression`, cached: a warm start validates each expression when the record is read and again when
+    its check is written."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
@@ -213,7 +221,7 @@ def parse_expression(text: str) -> tuple[str, list[str]]:
         )
         if not allowed:
             raise UnknownGuard(f"the guard {text!r} uses {type(node).__name__}, which a warm start cannot check")
-    return ast.unparse(body), sources
+    return ast.unparse(body), tuple(sources)
 
 
 def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str]) -> str:

@@ -137,6 +137,7 @@ def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) 
 def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source."""
     found: dict[tuple[str, int | str, int | str], TracedSource] = {}
+    files: dict[str, list[bytes] | None] = {}
     for code in codes:
         path = os.path.abspath(code.co_filename)
         if path.startswith(_TORCH_DIR):
@@ -145,7 +146,7 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         lines = [line for _, _, line in code.co_lines() if line is not None]
         first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
         if (path, first, last) not in found:
-            digest = lines_digest(path, first, last)
+            digest = lines_digest(path, first, last, files)
             if digest is None:
                 made = generated.identify(code) or code_identity.identify(code)
                 if made is None:
@@ -156,22 +157,33 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     return sorted(found.values(), key=lambda s: (s.file, s.first))
 
 
-def lines_digest(path: str, first: int, last: int) -> str | None:
-    """SHA-256 of lines `first`..`last` (1-based, inclusive) of the file, or None when it cannot be read."""
-    try:
-        with open(path, "rb") as handle:
-            lines = handle.read().splitlines(keepends=True)
-    except OSError:
-        return None
-    if last > len(lines):
+def lines_digest(path: str, first: int, last: int, files: dict[str, list[bytes] | None] | None = None) -> str | None:
+    """SHA-256 of lines `first`..`last` (1-based, inclusive) of the file, or None when it cannot be read; `files`
+    keeps each file's lines (None: unreadable) for the next call, so that a file is read once per check."""
+    if files is not None and path in files:
+        lines = files[path]
+    else:
+        lines = _read_lines(path)
+        if files is not None:
+            files[path] = lines
+    if lines is None or last > len(lines):
         return None
     return hashlib.sha256(b"".join(lines[first - 1:last])).hexdigest()
+
+
+def _read_lines(path: str) -> list[bytes] | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().splitlines(keepends=True)
+    except OSError:
+        return None
 
 
 def changed_sources(sources: list[TracedSource]) -> list[str]:
     """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`;
     code Python generated for a dataclass or namedtuple (`generated`), as the class whose fields changed."""
     changed = []
+    files: dict[str, list[bytes] | None] = {}
     for s in sources:
         if s.file in generated.MARKERS.values():
             if generated.changed(s.file, s.qualname, s.sha256):
@@ -179,6 +191,6 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
         elif code_identity.is_marker(s.file):
             if code_identity.changed(s.file, s.qualname, s.sha256):
                 changed.append(f"{s.qualname} ({s.file}, its code differs)")
-        elif lines_digest(s.file, s.first, s.last) != s.sha256:
+        elif lines_digest(s.file, s.first, s.last, files) != s.sha256:
             changed.append(f"{s.qualname} ({s.file}:{s.first})")
     return changed

@@ -99,14 +99,14 @@ class GuardSpec:
     def validate(self) -> None:
         """Raise UnknownGuard when a spec read from a file is not one this reference could have written."""
         for source in self.read_sources():
-            guard_spec.parse_source(source)
+            guard_spec.parsed_source(source)
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, **dataclasses.asdict(self)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GuardSpec:
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = _field_names(cls)
         missing = [name for name in names if name not in data]
         if missing:
             raise UnknownGuard(f"a {cls.check} guard lacks {missing}")
@@ -118,3 +118,14 @@ class GuardSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", self.text[:300])
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[GuardSpec]) -> tuple[str, ...]:
+    """A kind's fields, in order (read once per kind: a record holds hundreds of specs)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
