@@ -199,3 +199,32 @@ def test_tinys_grouped_input_assert_of_torch_2_14_is_left_out() -> None:
                "((1, ), (2, 1), (2, 1)), 'input')\n"
                "    assert_size_stride(arg3_1, (2, 2), (2, 1), 'input')\n")
     assert "assert" not in without_checked_asserts(wrapper, inputs.guaranteed_layouts(record))
+
+
+def test_a_scalar_input_is_checked_for_its_type_in_the_full_check_and_the_fast_path() -> None:
+    """CC-15, CC-17 (issue 30): a graph input of a scalar kind takes only that Python type (a symbolic int arrives
+    as an int); after a call passes the full check, the one-call fast path keeps checking it, so a tensor where the
+    record says an int goes to the full check and is refused, never to the graph."""
+    tensor = _meta([2, 3], [3, 1], None, None)
+    count = GraphInput("symint", "L['x'].size()[0]", "user_input")
+    assert count.scalar_mismatch(2) is None and count.scalar_mismatch(True) is not None
+    assert "expected a value of type int, got a Tensor" in (count.scalar_mismatch(torch.ones(2)) or "")
+    assert GraphInput("float", "L['scale']", "user_input").scalar_mismatch(2) is not None
+    ran: list[tuple] = []
+    refused: list[inputs.Mismatch] = []
+
+    def refuse(found: inputs.Mismatch) -> None:
+        refused.append(found)
+        raise inputs.InputMismatchError(found)
+
+    check = inputs.GraphInputCheck(lambda args: ran.append(tuple(args)), [tensor, count], refuse)
+    scope: dict = {}
+    check.bind(scope, "graph")
+    x = torch.ones(2, 3)
+    scope["graph"](x, 2)  # the full check, which installs the fast path
+    assert scope["graph"] is not check._checked_call
+    scope["graph"](x, 2)
+    assert len(ran) == 2 and not refused
+    with pytest.raises(inputs.InputMismatchError, match="expected a value of type int, got a Tensor"):
+        scope["graph"](x, torch.ones(2))
+    assert len(ran) == 2 and len(refused) == 1

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch import nn
+from torch._dynamo.utils import counters
 
 from ge_executor import ge_ir
 from tests.reliability.faults import (
@@ -140,6 +141,33 @@ def test_bad_constant_entries_are_broken_caches(tmp_path: Path, bad: str) -> Non
     out, warned, traced, _ = call_again(case)
     torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
     assert traced == 1 and any("Discarding" in w for w in warned), warned
+
+
+@pytest.mark.reliability(
+    "Damaged file, resealed: the user input's entry in the record's graph inputs retyped from a tensor to a "
+    "symbolic int (`kind: \"symint\"`, the tensor fields left in place)",
+    "the input check finds a tensor where the record says an int: the call is traced afresh (never a tensor passed "
+    "to the graph as an int); outputs = plain method, on the first call and on later ones",
+)
+def test_a_tensor_input_retyped_to_a_scalar_is_never_served(tmp_path: Path) -> None:
+    """CC-15, CC-17 (issue 30): a graph input of a scalar kind is checked for its Python type on every call, in the
+    full check and in the fast path, as a tensor input is for its dtype, device and rank."""
+    case = cold(tmp_path)
+
+    def retype(payload: dict) -> None:
+        user = [entry for entry in payload["inputs"] if entry["role"] == "user_input" and entry["kind"] == "tensor"]
+        assert len(user) == 1, payload["inputs"]
+        user[0]["kind"] = "symint"
+
+    case.path.write_bytes(reseal(case.valid, retype))
+    before = counters["stats"]["unique_graphs"]
+    cached = cache_compile(Net().forward, config=eager_config(), cache_dir=str(case.root))
+    calls = [(torch.linspace(-2, 2, 12) * k).reshape(3, 4) for k in (1, 2, 3)]  # views, as X is (Dynamo guards it)
+    with no_hang(), pytest.warns(UserWarning, match="expected a value of type int, got a Tensor"):
+        outs = [cached(x) for x in calls]
+    for x, out in zip(calls, outs):
+        torch.testing.assert_close(out, Net().forward(x).detach(), rtol=0, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] - before == 1
 
 
 # -- the .air inspector -------------------------------------------------------------------------------------------

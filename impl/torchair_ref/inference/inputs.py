@@ -51,8 +51,9 @@ def mismatch(args: Sequence[Any], inputs: list[GraphInput]) -> Mismatch | None:
         return Mismatch("type", f"the graph takes {len(inputs)} inputs, the call gave {len(args)}")
     for arg, graph_input in zip(args, inputs):
         if graph_input.tensor is None:
-            continue
-        found = graph_input.tensor.type_mismatch(arg, graph_input.source)
+            found = graph_input.scalar_mismatch(arg)
+        else:
+            found = graph_input.tensor.type_mismatch(arg, graph_input.source)
         if found is not None:
             return Mismatch("type", found)
     return layout_mismatch(args, inputs)
@@ -231,11 +232,14 @@ class GraphInputCheck:
         )
         params = ", ".join(f"a{i}" for i in range(len(self._inputs)))
         tests = ["check(" + ", ".join(f"a{i}" for i in at) + ")"]
+        # a scalar input's type, as the full check found it (a tensor where the record says an int retraces)
+        tests += [f"type(a{i}) is t{i}" for i in range(len(self._inputs)) if i not in at]
         tests += [f"a{i}.is_contiguous()" for i, spec in zip(at, specs) if spec.contiguous]
         relations = relation_tests(self._inputs, arg="a{}")
         namespace: dict[str, Any] = {
             "check": guards.check, "boxed": self._boxed, "slow": self._checked_call,
-            "grad_enabled": torch.is_grad_enabled, "set_grad": _SET_GRAD,
+            "grad_enabled": torch.is_grad_enabled, "set_grad": _SET_GRAD, "type": type,
+            **{f"t{i}": type(first[i]) for i in range(len(self._inputs)) if i not in at},
         }
         if relations is None:
             namespace["related"] = SymbolicCheck(self._inputs).ok

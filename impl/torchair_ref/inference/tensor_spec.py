@@ -142,6 +142,10 @@ class TensorSpec:
         return found if found is not None else (None,) * len(self.shape)
 
 
+#: the Python type a graph input of a symbolic kind arrives as: the frame passes the plain value
+_RUNTIME_KIND = {"symint": "int", "symfloat": "float", "symbool": "bool"}
+
+
 @dataclass(frozen=True)
 class GraphInput:
     """One input of the compiled graph: where the cached bytecode reads it (`source`), its `role` (a user input, a
@@ -165,6 +169,16 @@ class GraphInput:
             except UncacheableError as exc:
                 raise UncacheableError(f"input {source} has {exc}") from exc
         return cls(type(value).__name__.lower(), source, role)
+
+    def scalar_mismatch(self, value: Any) -> str | None:
+        """CC-15/CC-17: why `value` is not the scalar this input's kind names (a symbolic int, float or bool arrives
+        as the plain Python value), or None; None for a tensor input (`TensorSpec.type_mismatch` checks those)."""
+        if self.tensor is not None:
+            return None
+        expected = _RUNTIME_KIND.get(self.kind, self.kind)
+        if type(value).__name__.lower() != expected:
+            return f"input {self.source}: expected a value of type {expected}, got a {type(value).__name__}"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         head = {"kind": self.kind, "source": self.source, "role": self.role}
