@@ -125,3 +125,20 @@ def test_a_code_digest_is_computed_once_per_code_object_and_follows_a_replaced_c
     assert guard_values.code_digest(helper.__code__) == guard_values._code_digest(other.__code__) != first
     same = other.__code__.replace()  # an equal, distinct code object: its own entry, the same digest
     assert same is not other.__code__ and guard_values.code_digest(same) == guard_values.code_digest(other.__code__)
+
+
+def test_the_code_digest_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that makes code objects without end (vLLM-Ascend's per-batch-size proxy forwards) keeps a bounded
+    number alive in the digest memory; digests stay right after it is emptied."""
+    from torchair_ref.inference import guard_values
+
+    monkeypatch.setattr(guard_values, "_CODE_DIGESTS", {})
+    monkeypatch.setattr(guard_values, "_CODE_DIGESTS_MAX", 8)
+
+    def helper(x):
+        return x + 1
+
+    codes = [helper.__code__.replace(co_name=f"proxy_{n}") for n in range(20)]
+    digests = [guard_values.code_digest(code) for code in codes]
+    assert len(guard_values._CODE_DIGESTS) <= 8
+    assert digests == [guard_values._code_digest(code) for code in codes]

@@ -26,8 +26,11 @@ class UnknownGuard(TorchairRefError, ValueError):
 
 
 #: id(code) -> (code, its digest): a code object is immutable, so its digest is computed once per process; the
-#: entry keeps the object alive, so its id is never another object's while the entry exists
+#: entry keeps the object alive, so its id is never another object's while the entry exists. Emptied when it holds
+#: `_CODE_DIGESTS_MAX` entries (a process that makes code objects without end, as per-batch-size proxies do, keeps
+#: a bounded number alive; a transformers model's warm start digests a few hundred)
 _CODE_DIGESTS: dict[int, tuple[types.CodeType, str]] = {}
+_CODE_DIGESTS_MAX = 16384
 
 
 def code_digest(code: types.CodeType) -> str:
@@ -37,6 +40,8 @@ def code_digest(code: types.CodeType) -> str:
     if known is not None and known[0] is code:
         return known[1]
     result = _code_digest(code)
+    if len(_CODE_DIGESTS) >= _CODE_DIGESTS_MAX:
+        _CODE_DIGESTS.clear()
     _CODE_DIGESTS[id(code)] = (code, result)
     return result
 
