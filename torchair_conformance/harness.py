@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch._dynamo
-from torch._dynamo.utils import counters
 
 from torchair_conformance import process
 from torchair_conformance.impl import ENV_VAR, Implementation
@@ -67,13 +65,16 @@ def fast_options(impl: Implementation) -> list[tuple[str, Any]]:
 
 def fresh_dynamo() -> None:
     """Forget every Dynamo cache entry and counter, so one example cannot hit another's recompile limits."""
+    import torch._dynamo  # here, not at import: a worker that never traces never loads Dynamo (`process.traced`)
+    from torch._dynamo.utils import counters
+
     torch._dynamo.reset()
     counters.clear()
 
 
 def unique_graphs() -> int:
     """CC-14: the number of graphs Dynamo has traced in this process."""
-    return int(counters["stats"]["unique_graphs"])
+    return int(process.traced()["unique_graphs"])
 
 
 @dataclass

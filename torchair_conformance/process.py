@@ -27,7 +27,7 @@ from typing import Any
 from torchair_conformance.errors import ConformanceError
 
 __all__ = ["RESULT_PREFIX", "DEFAULT_TIMEOUT_S", "ProcessError", "Reply", "Started", "child_env", "start", "run",
-           "read_job", "reply"]
+           "read_job", "reply", "traced"]
 
 RESULT_PREFIX = "CONFORMANCE_RESULT "
 # Generous: a child imports torch and may compile with Inductor on a loaded 2-core machine.
@@ -129,3 +129,19 @@ def reply(result: Mapping[str, Any]) -> None:
     """In the child: print the result line the parent reads."""
     sys.stdout.write(RESULT_PREFIX + json.dumps(result) + "\n")
     sys.stdout.flush()
+
+
+def traced() -> dict[str, Any]:
+    """In the child, after its calls: what Dynamo traced in this process (CC-14). ``dynamo_imported`` and
+    ``inductor_imported``; ``unique_graphs`` and ``frames_total`` from Dynamo's counters (``frames_total`` None
+    where torch does not keep it). A process that never imported Dynamo traced nothing: its counts are 0, read
+    without importing Dynamo (2 s of a warm process's CPU, which the counters it would create cannot change)."""
+    found: dict[str, Any] = {"dynamo_imported": "torch._dynamo" in sys.modules,
+                             "inductor_imported": "torch._inductor" in sys.modules}
+    if not found["dynamo_imported"]:
+        return {**found, "unique_graphs": 0, "frames_total": 0}
+    from torch._dynamo.utils import counters
+
+    frames = counters.get("frames", {})
+    return {**found, "unique_graphs": int(counters["stats"]["unique_graphs"]),
+            "frames_total": int(frames["total"]) if "total" in frames else None}

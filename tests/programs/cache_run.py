@@ -112,12 +112,11 @@ def main() -> None:
         model, _ = build(job)
         outputs = [digest(call(model, spec, job.get("seed", 0))) for spec in job.get("calls", [{"method": "prompt"}])]
     imported = {name: name in sys.modules for name in ("torch._dynamo", "torch._inductor", "sympy")}
-    from torch._dynamo.utils import counters
-
+    traced = process.traced()
     report = {
         "outputs": outputs,
-        "unique_graphs": counters["stats"]["unique_graphs"],
-        "frames_total": counters["frames"]["total"],
+        "unique_graphs": traced["unique_graphs"],
+        "frames_total": traced["frames_total"],
         "imported": imported,
         "warnings": [str(w.message) for w in caught],
     }

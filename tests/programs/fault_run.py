@@ -38,6 +38,7 @@ import torch
 
 import torchair_ref
 from tests.programs.cache_run import SeedModel, build, digest
+from torchair_conformance import process
 from torchair_conformance.models import InputMeta
 from torchair_ref import _files
 
@@ -142,9 +143,7 @@ def inputs(model: torch.nn.Module, spec: dict, seed: int) -> tuple[tuple, dict]:
 
 
 def run_once(job: dict, cache_dir: str | None) -> dict:
-    from torch._dynamo.utils import counters
-
-    before = counters["stats"]["unique_graphs"]
+    before = process.traced()["unique_graphs"]
     model, _ = build({**job, "cache_dir": cache_dir})
     outputs, diffs = [], []
     for spec in job.get("calls", [{"method": "prompt"}]):
@@ -159,7 +158,7 @@ def run_once(job: dict, cache_dir: str | None) -> dict:
             expected = plain(*args, **kwargs)
         outputs.append(digest(out))
         diffs.append(max_diff(out, expected))
-    return {"outputs": outputs, "max_diff": max(diffs), "unique_graphs": counters["stats"]["unique_graphs"] - before}
+    return {"outputs": outputs, "max_diff": max(diffs), "unique_graphs": process.traced()["unique_graphs"] - before}
 
 
 def max_diff(out: Any, expected: Any) -> float:

@@ -104,9 +104,7 @@ def main(job: dict, build: Callable[[dict], torch.nn.Module],
                 target, args, kwargs, *context = call
                 report["calls"].append(outcome(target, args, kwargs,
                                                context[0] if context else contextlib.nullcontext))
-    from torch._dynamo.utils import counters
-
-    report["unique_graphs"] = counters["stats"]["unique_graphs"]
+    report["unique_graphs"] = process.traced()["unique_graphs"]
     report["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     process.reply(report)
 

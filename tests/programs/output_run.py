@@ -108,9 +108,7 @@ def main() -> None:
     eager_inputs = arguments(JOB.get("batch", 3))
     with torch.no_grad():
         expected = describe(getattr(model, method)(*eager_inputs), eager_inputs)
-    from torch._dynamo.utils import counters
-
-    process.reply({"got": got, "eager": expected, "unique_graphs": counters["stats"]["unique_graphs"],
+    process.reply({"got": got, "eager": expected, "unique_graphs": process.traced()["unique_graphs"],
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

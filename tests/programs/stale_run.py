@@ -123,9 +123,7 @@ def main() -> None:
         for other in models[1:]:
             other.cached(torch.randn(4, 8))
         report["globals_left"] = sorted(n for n in vars(source) if n.startswith("__torchair_ref"))
-    from torch._dynamo.utils import counters
-
-    report["unique_graphs"] = counters["stats"]["unique_graphs"]
+    report["unique_graphs"] = process.traced()["unique_graphs"]
     report["warnings"] = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
     process.reply(report)
 

@@ -76,9 +76,7 @@ def main() -> None:
         if job.get("pickle_out"):
             with open(job["pickle_out"], "wb") as handle:
                 pickle.dump(model, handle)
-    from torch._dynamo.utils import counters
-
-    process.reply({"equal": equal, "errors": errors, "unique_graphs": int(counters["stats"]["unique_graphs"]),
+    process.reply({"equal": equal, "errors": errors, "unique_graphs": process.traced()["unique_graphs"],
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

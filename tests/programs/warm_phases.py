@@ -35,6 +35,8 @@ import time
 import types
 from typing import Any
 
+from torchair_conformance import process
+
 PHASES = ("path", "read", "record", "module_guards", "graph", "wrap", "guard_code", "guards_first", "first_call",
           "repeat")
 
@@ -107,9 +109,7 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
         lap("first_call")
         warm(*step.args, **step.kwargs)
         lap("repeat")
-    from torch._dynamo.utils import counters
-
-    if counters["stats"]["unique_graphs"]:
+    if process.traced()["unique_graphs"]:
         raise SystemExit(f"{model}: Dynamo traced in the warm process")
     return times
 

@@ -47,9 +47,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     """Build the module, ``cache_compile`` its method, run the calls and report (see
     ``torchair_conformance.workers``)."""
     import torch
-    from torch._dynamo.utils import counters
 
-    from torchair_conformance import harness, models
+    from torchair_conformance import harness, models, process
     from torchair_conformance import impl as impl_mod
 
     impl = impl_mod.resolve(job["impl"])
@@ -89,9 +88,8 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
                 _run_copy(job, module, compiled, result)
         except Exception as exc:  # noqa: BLE001 - reported to the test, which decides whether it was expected
             result["error"] = error_record(exc)
-    result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
-    frames = counters.get("frames", {})
-    result["frames_total"] = int(frames["total"]) if "total" in frames else None
+    traced = process.traced()  # after the calls: CC-14's counters
+    result["unique_graphs"], result["frames_total"] = traced["unique_graphs"], traced["frames_total"]
     result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]
     result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in captured.warnings
                           if not issubclass(w.category, (DeprecationWarning, FutureWarning))]

@@ -65,9 +65,7 @@ def _describe(value: Any) -> str:
 
 def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
     """Build, cache_compile, call and judge (see the module docstring)."""
-    from torch._dynamo.utils import counters
-
-    from torchair_conformance import guard_models, harness
+    from torchair_conformance import guard_models, harness, process
     from torchair_conformance import impl as impl_mod
 
     impl = impl_mod.resolve(job["impl"])
@@ -88,7 +86,7 @@ def run_job(job: Mapping[str, Any]) -> dict[str, Any]:
                     result["calls"].append(_judge(model, compiled, args, kwargs, context, twin))
         except Exception as exc:  # noqa: BLE001 - reported to the test
             result["error"] = error_record(exc)
-    result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
+    result["unique_graphs"] = process.traced()["unique_graphs"]
     result["logs"] = [[r.levelno, r.getMessage()] for r in captured.records]
     result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in captured.warnings
                           if not issubclass(w.category, (DeprecationWarning, FutureWarning))]

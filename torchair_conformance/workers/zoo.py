@@ -90,11 +90,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                               if not issubclass(w.category, (DeprecationWarning, FutureWarning))]
     result["not_cached"] = [str(w.message) for w in seen if "is not cached" in str(w.message)]
     result["logs"] = [[r.levelno, r.getMessage()] for r in records.records]
-    from torch._dynamo.utils import counters  # after the timings: CC-14's counters
-
-    result["unique_graphs"] = int(counters["stats"]["unique_graphs"])
-    frames = counters.get("frames", {})
-    result["frames_total"] = int(frames["total"]) if "total" in frames else None
+    traced = process.traced()  # after the timings: CC-14's counters
+    result["unique_graphs"], result["frames_total"] = traced["unique_graphs"], traced["frames_total"]
     result["versions"] = packages.versions()
     return result
 
