@@ -86,6 +86,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             background.submit(run)
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Each suite session's wall time, longest first: where CI's time goes (it must stay under 40 minutes)."""
+    background = config.stash.get(_BACKGROUND, None)
+    if background is not None and background.walls:
+        walls = sorted(background.walls.items(), key=lambda item: -item[1])
+        terminalreporter.write_line(f"suite sessions: {len(walls)}, {sum(w for _, w in walls):.0f} s in all; "
+                                    + ", ".join(f"{key} {wall:.0f} s" for key, wall in walls))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     background = session.config.stash.get(_BACKGROUND, None)
     if background is not None:

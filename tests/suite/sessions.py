@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +85,8 @@ class Background:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=self._cores,
                                                            thread_name_prefix="suite-session")
         self.futures: dict[str, concurrent.futures.Future] = {}
+        #: each ended session's wall time in seconds (what `pytest tests` prints at its end, to keep CI's time known)
+        self.walls: dict[str, float] = {}
 
     def submit(self, run: SuiteRun) -> None:
         if run.key not in self.futures:
@@ -128,6 +131,7 @@ class Background:
             proc = subprocess.Popen(command, cwd=work if run.own_folder else ROOT, env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self._live.add(proc)
+        started = time.monotonic()
         try:
             stdout, stderr = proc.communicate(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -136,6 +140,7 @@ class Background:
         finally:
             with self._lock:
                 self._live.discard(proc)
+                self.walls[run.key] = time.monotonic() - started
         document = json.loads(json_path.read_text()) if json_path.exists() else None
         return proc.returncode, document, stdout[-4000:] + stderr[-4000:]
 
