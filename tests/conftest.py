@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -80,7 +81,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start every selected suite session now (not with --collect-only)."""
     runs = [run for run in map(_suite_run, session.items) if run is not None]
     if runs and not session.config.option.collectonly:
-        background = suite_sessions.Background(suite_sessions.cores())
+        background = suite_sessions.Background(suite_sessions.cores(),
+                                               keep_one=not os.environ.get(suite_sessions.EVERY_CORE_ENV))
         session.config.stash[_BACKGROUND] = background
         for run in runs:
             background.submit(run)

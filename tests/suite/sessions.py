@@ -4,8 +4,9 @@ Some tests of the suite's teeth run the whole suite (or one clause of it) in a f
 reference (``test_conformance_reference.py``) and against each mutant (``test_conformance_mutants.py``). Such a
 test carries ``@pytest.mark.suite_session(SuiteRun(...))``. As soon as collection ends, every selected session is
 started in a pool (``tests/conftest.py``); the tests that wait for them run last. While the other tests run, the
-pool keeps one core for them and uses the rest (at least one session at a time); once the waiting tests are
-reached, it takes every core. Sessions a failing run (``-x``) leaves unfinished are cancelled or killed.
+pool keeps one core for them and uses the rest (at least one session at a time), or every core from the start
+with ``$TORCHAIR_SESSIONS_EVERY_CORE`` set; once the waiting tests are reached, it takes every core. Sessions a
+failing run (``-x``) leaves unfinished are cancelled or killed.
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ class Background:
     """The selected suite sessions, each started on submission in a pool of one thread per core; `slots` of them
     run at once until `take_every_core` (then one per core)."""
 
-    def __init__(self, cores: int) -> None:
+    def __init__(self, cores: int, keep_one: bool = True) -> None:
         self._cores = max(1, cores)
-        self._slots = threading.Semaphore(max(1, self._cores - 1))
+        self._start = max(1, self._cores - 1) if keep_one else self._cores
+        self._slots = threading.Semaphore(self._start)
         self._opened = False
         self._lock = threading.Lock()
         self._live: set = set()
@@ -100,7 +102,7 @@ class Background:
         with self._lock:
             if not self._opened:
                 self._opened = True
-                for _ in range(self._cores - max(1, self._cores - 1)):
+                for _ in range(self._cores - self._start):
                     self._slots.release()
 
     def close(self) -> None:
@@ -143,6 +145,11 @@ class Background:
                 self.walls[run.key] = time.monotonic() - started
         document = json.loads(json_path.read_text()) if json_path.exists() else None
         return proc.returncode, document, stdout[-4000:] + stderr[-4000:]
+
+
+#: set (to anything) where the sessions, not the foreground, are the longest part (tox -e tests-torch2141): they take
+#: every core from the start instead of leaving one to the foreground
+EVERY_CORE_ENV = "TORCHAIR_SESSIONS_EVERY_CORE"
 
 
 def cores() -> int:
