@@ -134,7 +134,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     phases["first_call_s"] = first - (0.0 if explicit else phases["compile_or_load_s"])
     steady = steady_state(lambda: _timed(fn, built, device), **spec.get("steady", {}))
 
-    traced = _traced(import_counters=True)
+    traced = _traced()
     record.update(phases)
     record.update(
         compile_or_load_how=how,
@@ -168,21 +168,13 @@ def _overhead(spec: dict[str, Any], impl: Any, built: Any) -> dict[str, Any]:
                             **spec.get("overhead", {}))
 
 
-def _traced(*, import_counters: bool) -> dict[str, Any]:
-    """CC-14: whether this process imported Dynamo/Inductor, and Dynamo's counters (read after the timings).
-
-    Without `import_counters` the counters are read only if Dynamo is imported already: if it never was, it
-    cannot have traced, and importing it would lengthen a process whose wall time is being measured.
-    """
-    traced: dict[str, Any] = {"dynamo_imported": "torch._dynamo" in sys.modules,
-                              "inductor_imported": "torch._inductor" in sys.modules}
-    if not (import_counters or traced["dynamo_imported"]):
-        traced.update(unique_graphs=0, frames_total=None)
-        return traced
-    from torch._dynamo.utils import counters
-
-    traced["unique_graphs"] = int(counters["stats"]["unique_graphs"])
-    traced["frames_total"] = int(counters["frames"]["total"]) if "frames" in counters else None
+def _traced() -> dict[str, Any]:
+    """CC-14: whether this process imported Dynamo/Inductor, and Dynamo's counters (read after the timings), as
+    `process.traced` gives them (a process that never imported Dynamo traced nothing, and importing it would lengthen
+    a process whose wall time is being measured); ``frames_total`` is null there, as the history has it."""
+    traced = process.traced()
+    if not traced["dynamo_imported"]:
+        traced["frames_total"] = None
     return traced
 
 
