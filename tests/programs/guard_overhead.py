@@ -89,7 +89,8 @@ def main(argv: list[str]) -> None:
         return None
 
     def failed(spec: Any, *_: Any, **__: Any) -> None:
-        raise AssertionError(f"the traced call fails its own guard {spec.guard}: {spec.text}")
+        named = "s (each holds alone)" if spec is None else f" {spec.guard}: {spec.text}"
+        raise AssertionError(f"the traced call fails its own guard{named}")
 
     def wrapped(subset: list) -> Any:
         return types.MethodType(guard_check.guarded_method(function, noop, subset, failed, function.__globals__),

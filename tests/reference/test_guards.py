@@ -134,8 +134,9 @@ def _wrapped(specs):
     failures = []
 
     def on_fail(spec, *args, **kwargs):
-        failures.append(spec.guard)
-        return ("failed", spec.guard)
+        guard = None if spec is None else spec.guard
+        failures.append(guard)
+        return ("failed", guard)
 
     wrapped = guard_check.guarded_method(method, method, specs, on_fail, {})
     return types.MethodType(wrapped, object()), failures
@@ -159,6 +160,28 @@ def test_per_call_checks_run_before_the_call():
     assert call(x, 3, y, y) == ("failed", "LENGTH_CHECK")
     assert call(x, 3, x) == ("failed", "NO_TENSOR_ALIASING")
     assert call(x, 3) == ("failed", "LENGTH_CHECK")
+
+
+class _ChangesWhenCompared:
+    """An argument whose first comparison fails and every later one holds: state that changes while it is checked."""
+
+    def __init__(self) -> None:
+        self.compared = 0
+
+    def __ne__(self, other: object) -> bool:
+        self.compared += 1
+        return self.compared > 1
+
+
+def test_a_call_whose_checks_fail_together_but_hold_alone_names_no_guard():
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset())
+    specs = (translate("EQUALS_MATCH", "L['x']", ["L['x'] == 3"], 3, **kw)
+             + translate("LAMBDA_GUARD", None, ["L['n'] != 1"], None, **kw))
+    call, failures = _wrapped(specs)
+    changing = _ChangesWhenCompared()
+    assert call(3, changing) == ("failed", None)  # not the first check (EQUALS_MATCH), which held throughout
+    assert changing.compared == 2 and failures == [None]
+    assert call(3, changing) == ("ran", changing)
 
 
 def test_global_state_ignores_grad_mode_only():
@@ -185,3 +208,10 @@ def test_the_checks_import_no_dynamo():
     impl = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "impl")
     out = subprocess.run([sys.executable, "-c", program, impl], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_guard_failure_that_names_no_guard_is_traced_afresh_saying_why():
+    from torchair_ref.inference import cached, inputs
+
+    with pytest.raises(inputs.InputMismatchError, match="each held when checked again alone"):
+        cached.CachedFunction._guard_failed(None, object())

@@ -270,7 +270,12 @@ class CachedFunction:
 
     @staticmethod
     def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
-        """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call)."""
+        """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call); `spec`
+        is None when the checks failed together but each held alone (state changed while they ran)."""
+        if spec is None:
+            found = inputs.Mismatch("type", "Dynamo's guards failed on this call but each held when checked again "
+                                            "alone: the guarded state changed while they ran")
+            raise inputs.InputMismatchError(found)
         live = guard_check.global_state_now() if spec.check == "global_state" else None
         found = inputs.Mismatch("type", variants.differing_fields(spec.to_json(), live))
         raise inputs.InputMismatchError(found)

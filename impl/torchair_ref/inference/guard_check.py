@@ -140,8 +140,9 @@ def global_state_now() -> str:
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
                    on_fail: Callable[..., Any], module_globals: Any) -> types.FunctionType:
     """CC-21: a function with `function`'s signature that calls `run` with its arguments when every per-call check
-    holds, else `on_fail(spec, *args, **kwargs)` with the first failing check (which must raise or compute the call;
-    `args` starts with the method's `self`)."""
+    holds, else `on_fail(spec, *args, **kwargs)` with the first check that fails alone, or None when every check
+    holds alone (the guarded state changed while it was checked) (`on_fail` must raise or compute the call; `args`
+    starts with the method's `self`)."""
     code = function.__code__
     specs = [spec for spec in specs if spec.per_call()]
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -160,7 +161,7 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
         ["**" + varkw] if varkw else [])
     if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
         raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
-    namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_specs": specs, "_tq_fail": on_fail,
+    namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_fail": on_fail,
                                  "_tq_G": module_globals, "_tq_GONE": _Gone(), "Exception": Exception,
                                  "_tq_list": list, "_tq_dict": dict, "_tq_type": type,
                                  "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
@@ -176,21 +177,21 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     forward = ", ".join(call)
     title = f"<torchair_ref guards of {function.__qualname__}>"
 
-    def which(*args: Any, **kwargs: Any) -> int:
-        """The index of the first check that fails alone: the same checks over the same bound objects, each read
-        and each check in its own `try` (a read that fails leaves `_tq_GONE`, which fails what uses it). Its code is
-        written at the first failure, not before."""
+    def which(*args: Any, **kwargs: Any) -> GuardSpec | None:
+        """The first check that fails alone, or None when each holds alone: the same checks over the same bound
+        objects, each read and each check in its own `try` (a read that fails leaves `_tq_GONE`, which fails what
+        uses it). Its code is written at the first failure, not before."""
         if "_tq_which" not in namespace:
             each_read = "".join(f"    try:\n        {line}\n    except Exception:\n"
                                 f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in reads)
             each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
                                 f"    except Exception:\n        return {i}\n" for i, t in enumerate(tests))
-            exec(compile(f"def _tq_which({pack}):\n{each_read}{each_test}    return 0\n", title, "exec"),  # noqa: S102
+            exec(compile(f"def _tq_which({pack}):\n{each_read}{each_test}    return -1\n", title, "exec"),  # noqa: S102
                  namespace)
             namespace["_tq_which"].__defaults__ = function.__defaults__
             namespace["_tq_which"].__kwdefaults__ = function.__kwdefaults__
         found: int = namespace["_tq_which"](*args, **kwargs)
-        return found
+        return None if found < 0 else specs[found]
 
     namespace["_tq_find"] = which
     source = (
@@ -202,7 +203,7 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
         "        ok = False\n"
         "    if ok:\n"
         f"        return _tq_run({forward})\n"
-        f"    return _tq_fail(_tq_specs[_tq_find({forward})], {forward})\n"
+        f"    return _tq_fail(_tq_find({forward}), {forward})\n"
     )
     exec(compile(source, title, "exec"), namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
