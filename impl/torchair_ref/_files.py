@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import os
 import secrets
+import shutil
 import stat
 from collections.abc import Callable
 
@@ -140,6 +141,25 @@ def damaged_level(root: str, folder: str) -> str | None:
         mine = info.st_uid == os.geteuid() and not stat.S_ISLNK(info.st_mode) and not stat.S_ISDIR(info.st_mode)
         return level if mine and level != root else None
     return None
+
+
+def repair_levels(root: str, path: str, folder: str) -> list[str]:
+    """CC-17: remove what stands where a level of ours goes below `root`, on the way to the file `path` and to
+    `folder` beside it: a symlink (the link itself, never what it points to), a file, FIFO, socket or device of ours
+    where a folder goes (with `path`'s folder); what was removed, in words, for the warnings."""
+    removed = []
+    link = symlink_below(root, path)
+    if link is not None:
+        removed.append(f"{link} is a symlink; the levels below the cache root are never followed")
+        with contextlib.suppress(OSError):
+            os.unlink(link)
+    damaged = damaged_level(root, folder)
+    if damaged is not None:
+        removed.append(f"{damaged} is not a directory")
+        with contextlib.suppress(OSError):
+            os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    return removed
 
 
 def make_private_levels(root: str, folder: str) -> None:

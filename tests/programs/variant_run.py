@@ -4,9 +4,10 @@ Usage: python -m tests.programs.variant_run, job in and report out as `torchair_
 cache_dir, threads (`torch.set_num_threads`), ge_cache, inductor (the true default config; else the fast eager
 compiler), pickle_out (after the call, pickle the module to this path), pickle_in (call the module unpickled from
 this path instead of a new one), dynamic (cache_compile's; default True), batch (the input's first size; default 4),
-inputs (a list of "plain" or "sub": one call each, the input a plain tensor or a `Shifted`; default
-["plain"]). The report: whether every output equals the eager method's, the calls' errors,
-Dynamo's graph count, the warnings.
+inputs (a list of "plain", "sub" or "extra": one call each, the input a plain tensor, a `Shifted`, or a plain
+tensor passed twice, an argument the method does not take; default ["plain"]). The report: whether every output equals the eager method's, the calls' errors,
+Dynamo's graph count, the warnings, and how many graphs the warm start loaded (`graph_loads`: calls of the compilers'
+loader, counted by wrapping it; the loader itself runs unchanged).
 """
 from __future__ import annotations
 
@@ -18,7 +19,19 @@ import warnings
 import torch
 
 import torchair_ref
+import torchair_ref.compilers
 from torchair_conformance import process
+
+_LOADS: list[object] = []
+_load = torchair_ref.compilers.load
+
+
+def _counted_load(*args: object, **kwargs: object) -> object:
+    _LOADS.append(args[0])
+    return _load(*args, **kwargs)
+
+
+torchair_ref.compilers.load = _counted_load
 
 
 class Model(torch.nn.Module):
@@ -65,7 +78,7 @@ def main() -> None:
             x = torch.randn(job.get("batch", 4), 8)
             x = x.as_subclass(Shifted) if kind == "sub" else x
             try:
-                got = model.cached(x)
+                got = model.cached(x, x) if kind == "extra" else model.cached(x)
             except Exception as exc:  # noqa: BLE001 - reported: CC-21 allows a clear error, never a wrong value
                 errors.append(f"{type(exc).__name__}: {str(exc)[:200]}")
                 continue
@@ -77,6 +90,7 @@ def main() -> None:
             with open(job["pickle_out"], "wb") as handle:
                 pickle.dump(model, handle)
     process.reply({"equal": equal, "errors": errors, "unique_graphs": process.traced()["unique_graphs"],
+                   "graph_loads": len(_LOADS),
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

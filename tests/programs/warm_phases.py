@@ -3,14 +3,15 @@
 Usage: `python -m tests.programs.warm_phases MODEL [MODEL ...] [--fast] [--rounds N]` (zoo models, plain pattern;
 needs the zoo's packages). Per model: one cold process writes the cache into a temporary folder
 (`torchair_conformance.zoo.run`), then N fresh processes (default 5) each build the model and take the warm start's
-steps one at a time, as `CachedFunction._warm_start` takes them, timing each:
+steps one at a time, timing each (the steps of `CachedFunction._warm_start`, which checks the guards before it
+loads the graph; here the graph comes first):
 
 - `path`: the cache path (`paths.resolve`: the module's structure digest);
 - `read`: the file read, its seal checked and split into variants;
 - `record`: `record.checked`: the record validated, the environment, the method's code digest and the digest of
   every traced function's live code and source lines compared (code identity, CC-21 f);
 - `module_guards`: the guards the per-call check leaves out (a module's tensors), checked once at load
-  (`guard_check.first_call_failure`, as `loading.warm_function` calls it);
+  (`guard_check.first_call_failure`, as `loading.guards` calls it);
 - `graph`: the compiled graph loaded (`compilers.load`: kernels, wrapper);
 - `wrap`: Dynamo's bytecode rebound to the loaded graph (`bytecode.rebuild`);
 - `guard_code`: the per-call guard function generated (`guard_check.guarded_method`), here around a no-op;

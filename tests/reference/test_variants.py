@@ -34,6 +34,30 @@ def test_processes_with_two_thread_counts_each_warm_start_from_one_folder(tmp_pa
     assert kernels, "ge_cache=True keeps the kernels of the variants"
 
 
+def test_a_variant_whose_guards_fail_is_not_loaded(tmp_path: Path) -> None:
+    """A file of two variants (threads 2, then 1): a process with 1 thread checks the first variant's guards, which
+    fail on GLOBAL_STATE, and loads only the graph of the second; each process with 2 threads loads the first."""
+    job = {"cache_dir": str(tmp_path / "cache")}
+    runs = [run_program("variant_run", {**job, "threads": threads}, tmp_path) for threads in (2, 1, 1, 2)]
+    assert all(run["equal"] for run in runs), runs
+    assert [run["unique_graphs"] for run in runs] == [1, 1, 0, 0], runs
+    assert [run["graph_loads"] for run in runs[2:]] == [1, 1], runs
+
+
+def test_a_first_warm_call_with_a_wrong_argument_raises_and_leaves_the_file(tmp_path: Path) -> None:
+    """The first warm call passes an argument the method does not take: the caller gets Python's `TypeError`, as
+    from the method itself; the file is neither discarded nor rewritten, and the next call warm-starts from it."""
+    job = {"cache_dir": str(tmp_path / "cache")}
+    cold = run_program("variant_run", job, tmp_path)
+    (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
+    written = os.stat(path).st_mtime_ns
+    warm = run_program("variant_run", {**job, "inputs": ["extra", "plain"]}, tmp_path)
+    assert cold["unique_graphs"] == 1 and warm["unique_graphs"] == 0, (cold, warm)
+    assert len(warm["errors"]) == 1 and warm["errors"][0].startswith("TypeError"), warm
+    assert warm["equal"] and warm["graph_loads"] == 1 and not warm["warnings"], warm
+    assert os.stat(path).st_mtime_ns == written
+
+
 def test_a_file_of_one_record_is_one_variant() -> None:
     """Files written before variants (one record as the payload) read as one variant; a single-variant save
     writes that same form, so older readers load it."""

@@ -14,7 +14,6 @@ of a user input that does not fit is CC-15's `AssertionError`. A copy of the mod
 """
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 import os
@@ -96,7 +95,7 @@ class CachedFunction:
             "Dynamo did not report the traced code")
         #: why the graph traced in this process cannot be saved, found outside the graph compiler (None: it can)
         self._uncacheable: UncacheableError | None = None
-        #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_try_load`)
+        #: a warm load failure to carry into the next record: `{"reason": ...}` (see `_load_failed`)
         self._load_failure: dict[str, str] | None = None
         #: the file's variants that fit this function but not this process's first call (CC-23)
         self._kept: list[dict[str, Any]] = []
@@ -142,18 +141,9 @@ class CachedFunction:
             self._path = path = self._resolve_path()
         except paths.UnusableNameError as exc:
             return self._run_uncached(str(exc), args, kwargs)
-        link = _files.symlink_below(self._root, self._path)
-        if link is not None:
-            self._discard(path, f"{link} is a symlink; the levels below the cache root are never followed")
-            with contextlib.suppress(OSError):
-                os.unlink(link)  # the link itself, never what it points to
         kernels = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
-        damaged = _files.damaged_level(self._root, kernels)
-        if damaged is not None:
-            self._discard(path, f"{damaged} is not a directory")
-            with contextlib.suppress(OSError):
-                os.unlink(damaged)  # a file of ours in a folder of ours (never waited on, never followed)
-            self._remove_func_dir()
+        for removed in _files.repair_levels(self._root, path, kernels):
+            self._discard(path, removed)
         problem = _files.unsafe_level(self._root, kernels)
         if problem is not None:
             return self._run_uncached(problem, args, kwargs)
@@ -179,6 +169,7 @@ class CachedFunction:
     def _warm_start(self, path: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """CC-14/CC-23: run the first variant of the file that fits this first call, or `_NO_FIT` after keeping
         (`self._kept`) the variants that belong to this function and environment but not to this process."""
+        self._kept = []  # a first call that raised (a wrong argument) leaves none behind for the next
         try:
             payloads = variants.split(artifact.read(path))
         except Exception as exc:  # noqa: BLE001 - any failure to read means: rebuild, never crash (CC-17)
@@ -188,7 +179,7 @@ class CachedFunction:
         kernel_dir = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
         misses: list[str] = []
         for payload in payloads:
-            warm = self._try_load(path, payload, kernel_dir, misses)
+            warm = self._try_load(path, payload, kernel_dir, misses, args, kwargs)
             if warm is _NO_FIT:
                 return _NO_FIT
             if warm is None:
@@ -215,17 +206,12 @@ class CachedFunction:
         return _NO_FIT
 
     def _try_load(
-        self, path: str, payload: dict[str, Any], kernel_dir: str, misses: list[str]
+        self, path: str, payload: dict[str, Any], kernel_dir: str, misses: list[str], args: tuple[Any, ...],
+        kwargs: dict[str, Any],
     ) -> Callable[..., Any] | _NoFit | None:
-        """CC-14/CC-17/CC-23: one variant's warm callable; None when it does not fit (a variant whose guards fail
-        is kept, one written for other code or another environment is dropped); `_NO_FIT` after discarding a cache
-        that cannot be trusted.
-
-        A variant that is valid and current but that the loader fails on is rebuilt once; its new record remembers
-        the failure, and when the rebuilt file fails the same way it is kept and not rewritten again (each process
-        then compiles, with a warning, instead of rewriting the file every time).
-        """
-        loaded: record.CacheRecord | None = None
+        """CC-14/CC-17/CC-23: one variant's warm callable for this first call; None when it does not fit (a variant
+        whose guards fail is kept, one written for other code or another environment is dropped); `_NO_FIT` after
+        discarding a cache that cannot be trusted (`_load_failed`)."""
         try:
             loaded = record.checked(payload, self._method, self._model_info)
         except StaleCacheError as exc:
@@ -236,16 +222,32 @@ class CachedFunction:
             self._remove_func_dir()
             return _NO_FIT
         try:
-            return self._warm_callable(loaded, kernel_dir)
+            guarded = loading.guards(loaded, self._method, self._guard_failed)
         except StaleCacheError as exc:
             misses.append(str(exc))
-            self._kept.append(payload)
+            self._kept.append(payload)  # CC-23: it fits this function but not this process: it stays in the file
             return None
         except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
-            if isinstance(exc, CacheFileError):  # broken: rebuilt, no failure kept
-                self._discard(path, exc)
-                self._remove_func_dir()
-                return _NO_FIT
+            return self._load_failed(path, loaded, exc)
+        try:
+            # The variant's guards against this first call, before its graph is loaded (CC-23: a variant that does
+            # not fit costs no load). Only a failing guard is handled here: what else the call raises (an argument
+            # the method does not take) reaches the caller, the file untouched.
+            types.MethodType(guarded, self._method.__self__)(*args, **kwargs)
+        except inputs.InputMismatchError as exc:
+            misses.append(str(exc))
+            self._kept.append(payload)  # CC-23: it fits this function but not this process: it stays in the file
+            return None
+        try:
+            return self._warm_callable(guarded, loaded, kernel_dir)
+        except Exception as exc:  # noqa: BLE001 - any failure to load means: rebuild, never crash (CC-17)
+            return self._load_failed(path, loaded, exc)
+
+    def _load_failed(self, path: str, loaded: record.CacheRecord, exc: Exception) -> _NoFit:
+        """CC-17: a variant that is valid and current but that the loader fails on is rebuilt once (`_NO_FIT`); its
+        new record remembers the failure, and when the rebuilt file fails the same way it is kept and not rewritten
+        again (each process then compiles, with a warning, instead of rewriting the file every time)."""
+        if not isinstance(exc, CacheFileError):
             failure = {"reason": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
             if loaded.extra.get("load_failure") == failure:
                 self._save_allowed = False
@@ -253,9 +255,9 @@ class CachedFunction:
                           f"({failure['reason']}); compiling without rewriting it", logger)
                 return _NO_FIT
             self._load_failure = failure
-            self._discard(path, exc)
-            self._remove_func_dir()
-            return _NO_FIT
+        self._discard(path, exc)
+        self._remove_func_dir()
+        return _NO_FIT
 
     def _discard(self, path: str, reason: Any) -> None:
         """CC-17: say (log and warning, at the caller's call) that the cache at `path` is not used and why."""
@@ -263,8 +265,11 @@ class CachedFunction:
         reason = str(reason) or type(reason).__name__  # a MemoryError has no message
         warn_user(f"Discarding {kind} cache {path}: {reason}; compiling afresh", logger)
 
-    def _warm_callable(self, loaded: record.CacheRecord, kernel_dir: str) -> Callable[..., Any]:
-        guarded = loading.warm_function(loaded, kernel_dir, self._method, self._raise_mismatch, self._guard_failed)
+    def _warm_callable(self, guarded: types.FunctionType, loaded: record.CacheRecord,
+                       kernel_dir: str) -> Callable[..., Any]:
+        """CC-14: the variant's warm callable: its guards (`loading.guards`, which held for the first call) in
+        front of its graph, loaded now."""
+        loading.with_graph(guarded, loaded, kernel_dir, self._method, self._raise_mismatch)
         self._warm_call = types.MethodType(guarded, self._method.__self__)  # the graph switches grad mode (CC-16)
         return self._warm_call
 
@@ -272,12 +277,8 @@ class CachedFunction:
     def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call); `spec`
         is None when the checks failed together but each held alone (state changed while they ran)."""
-        if spec is None:
-            found = inputs.Mismatch("type", "Dynamo's guards failed on this call but each held when checked again "
-                                            "alone: the guarded state changed while they ran")
-            raise inputs.InputMismatchError(found)
-        live = guard_check.global_state_now() if spec.check == "global_state" else None
-        found = inputs.Mismatch("type", variants.differing_fields(spec.to_json(), live))
+        live = guard_check.global_state_now() if spec is not None and spec.check == "global_state" else None
+        found = inputs.Mismatch("type", variants.differing_fields(None if spec is None else spec.to_json(), live))
         raise inputs.InputMismatchError(found)
 
     def _raise_mismatch(self, found: inputs.Mismatch) -> None:
@@ -371,14 +372,7 @@ class CachedFunction:
                 uncacheable=(self._uncacheable, self._traced), config=self._config, dynamic=self._dynamic,
                 ge_cache=self._ge_cache, model_info=self._model_info, load_failure=self._load_failure,
                 before=self._before.values)
-            keep: set[str] = set()
-            if self._kept:  # CC-23: the variants other processes need stay, with their kernels
-                payload = variants.joined(self._kept, payload)
-                keep = set().union(*(variants.kernel_files(v) for v in payload["variants"]))
-            folder = os.path.dirname(path)
-            _files.make_private_levels(
-                self._root, os.path.join(folder, artifact.KERNEL_DIR) if files or keep else folder)
-            if not artifact.write(path, payload, files, keep=keep):
+            if not saving.write(self._root, path, payload, files, self._kept):  # CC-23: with the kept variants
                 logger.info("%s not saved: another process is saving %s", self.__qualname__, path)
                 return
         except UncacheableError as exc:
@@ -390,7 +384,9 @@ class CachedFunction:
         logger.info("%s saved to %s", self.__qualname__, path)
 
     def _remove_func_dir(self) -> None:
-        """CC-12/CC-17: remove this function's folder (never its siblings or parents)."""
+        """CC-12/CC-17: remove this function's folder (never its siblings or parents), with the variants it kept
+        (their kernels go with it)."""
+        self._kept = []
         if self._path:
             shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
 

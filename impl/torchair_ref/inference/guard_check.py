@@ -213,6 +213,11 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     return guarded
 
 
+def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:
+    """What `guarded` (from `guarded_method`) calls from now on when its checks hold."""
+    guarded.__globals__["_tq_run"] = run
+
+
 def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] | None = None,
                  reads: list[str] | None = None) -> str:
     """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`

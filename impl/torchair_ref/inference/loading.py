@@ -1,8 +1,11 @@
-"""What a warm process loads (SPEC CC-14, CC-15, CC-21): one variant's record made into the method's warm function.
+"""What a warm process loads (SPEC CC-14, CC-15, CC-21, CC-23): one variant's record made into the method's warm
+function, in two steps.
 
-Dynamo's bytecode rebound to the live method's globals, the graph rebuilt by its compiler's loader behind the input
-check (`inputs.GraphInputCheck`), the guards the per-call check leaves out (a module's tensors) checked once here, and
-every other guard compiled in front of it (`guard_check`), checked from the first call on. No Dynamo import.
+`guards`: the guards the per-call check leaves out (a module's tensors) checked once, and every other guard compiled
+into the per-call check (`guard_check`), in front of no graph yet; the warm start runs it on the first call.
+`with_graph`, only for a variant whose guards hold: the graph rebuilt by its compiler's loader behind the input check
+(`inputs.GraphInputCheck`) and Dynamo's bytecode rebound to the live method's globals, run from then on when the
+checks hold. No Dynamo import.
 """
 from __future__ import annotations
 
@@ -15,11 +18,13 @@ from torchair_ref.errors import StaleCacheError
 from torchair_ref.inference import bytecode, guard_check, inputs, record
 
 
-def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,
-                  on_mismatch: Callable[[inputs.Mismatch], None],
-                  on_guard_failure: Callable[..., Any]) -> types.FunctionType:
-    """The warm function for `method` (call it bound to the module); `StaleCacheError` when the module or the code
-    it reaches does not fit the record's guards, `BrokenCacheError` when the record's guards or inputs are invalid."""
+def guards(loaded: record.CacheRecord, method: types.MethodType,
+           on_guard_failure: Callable[..., Any]) -> types.FunctionType:
+    """CC-21/CC-23: the variant's per-call guards in front of no graph yet (call it bound to the module: it returns
+    None when every guard holds, else what `on_guard_failure` does); `StaleCacheError` when the module's tensors do
+    not fit the record, `BrokenCacheError` when the record's guards are invalid. A warm start checks a variant's
+    guards against the first call before it loads the variant's graph (`with_graph`): a variant that does not fit
+    the process costs no graph load."""
     function = cast(types.FunctionType, method.__func__)  # a bound method of a class: its function is a def
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
@@ -30,10 +35,23 @@ def warm_function(loaded: record.CacheRecord, kernel_dir: str, method: types.Met
     failed = guard_check.first_call_failure(load_only, method.__self__, function, module_globals)
     if failed is not None:
         raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
+    return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals)
+
+
+def with_graph(guarded: types.FunctionType, loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,
+               on_mismatch: Callable[[inputs.Mismatch], None]) -> types.FunctionType:
+    """CC-14/CC-15: `guarded` (from `guards`) made the warm function: the graph rebuilt by its compiler's loader
+    behind the input check, Dynamo's bytecode rebound to the live method's globals, run when the guards hold."""
+    function = cast(types.FunctionType, method.__func__)
     boxed = compilers.load(loaded.graph, kernel_dir, inputs.guaranteed_layouts(loaded.inputs))
     graph = inputs.GraphInputCheck(boxed, loaded.inputs, on_mismatch)
     rebuilt, graph_name = bytecode.rebuild(
         bytecode.decode(loaded.bytecode), loaded.globals, graph._checked_call, function
     )
     graph.bind(rebuilt.__globals__, graph_name)
-    return guard_check.guarded_method(function, rebuilt, loaded.guards, on_guard_failure, module_globals)
+    guard_check.set_run(guarded, rebuilt)
+    return guarded
+
+
+def _no_graph(*_: Any, **__: Any) -> None:
+    return None

@@ -1,4 +1,5 @@
-"""What a cold process saves (SPEC CC-11, CC-14, CC-21): the record of its trace, built from the compilation.
+"""What a cold process saves (SPEC CC-11, CC-14, CC-21, CC-23): the record of its trace, built from the compilation,
+written beside the variants the process kept.
 
 Everything a warm start needs and checks: Dynamo's transformed bytecode, the globals it injected, the compiled
 graph's record and files, the guards translated from Dynamo's (`guard_read`), the code it traced, the environment.
@@ -7,11 +8,13 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import os
 import types
 from typing import Any, cast
 
+from torchair_ref import _files
 from torchair_ref.errors import UncacheableError
-from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, record
+from torchair_ref.inference import artifact, bytecode, guard_read, guard_spec, record, variants
 from torchair_ref.inference.tensor_spec import GraphInput
 
 
@@ -65,6 +68,19 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
         extra={"load_failure": load_failure} if load_failure else {},
     )
     return written.to_payload(), graph.files
+
+
+def write(root: str, path: str, payload: dict[str, Any], files: dict[str, bytes],
+          kept: list[dict[str, Any]]) -> bool:
+    """CC-11/CC-23: write the artifact at `path` (private levels below `root`), the variants this process `kept`
+    beside the new one with their kernels; False when another process is saving it."""
+    keep: set[str] = set()
+    if kept:  # the variants other processes need stay, with their kernels
+        payload = variants.joined(kept, payload)
+        keep = set().union(*(variants.kernel_files(v) for v in payload["variants"]))
+    folder = os.path.dirname(path)
+    _files.make_private_levels(root, os.path.join(folder, artifact.KERNEL_DIR) if files or keep else folder)
+    return artifact.write(path, payload, files, keep=keep)
 
 
 def _types(compilation: Any) -> list[str | None]:

@@ -54,12 +54,16 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def differing_fields(spec: dict[str, Any], current_state: str | None = None) -> str:
+def differing_fields(spec: dict[str, Any] | None, current_state: str | None = None) -> str:
     """What a failed guard found different, for the warning of a new variant (CC-23) (pure).
 
     For GLOBAL_STATE, `current_state` is the live state as `GlobalStateGuard.__getstate__()` writes it: each
     differing key with the cached and the live value (grad mode excepted: the warm graph runs with grad off whatever
-    the caller's mode). Other guards are named with their text."""
+    the caller's mode). Other guards are named with their text. No guard (None): the checks failed together but each
+    held when checked again alone."""
+    if spec is None:
+        return "Dynamo's guards failed on this call but each held when checked again alone: the guarded state " \
+               "changed while they ran"
     if spec.get("check") == "global_state" and current_state is not None:
         try:
             cached, live = json.loads(spec["state"]), json.loads(current_state)
