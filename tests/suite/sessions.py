@@ -44,6 +44,8 @@ class SuiteRun:
     profile: str = "dev"
     extra_args: tuple[str, ...] = ()
     own_folder: bool = False
+    #: the suite's test files in the order to run them (the whole `torchair_conformance` folder when empty)
+    paths: tuple[str, ...] = ()
 
 
 #: the suite's real-model files, left out of the background sessions: where the zoo's packages are installed
@@ -53,10 +55,24 @@ WITHOUT_ZOO = tuple(f"--ignore={ROOT / 'torchair_conformance' / name}"
                     for name in ("test_zoo.py", "test_export_zoo.py"))
 
 
+#: the suite's costliest file (hundreds of cold and warm process pairs); a mutant of CC-12 that it catches after
+#: minutes, `test_single_trace.py` catches in seconds
+SLOW_FILES = frozenset({"test_guards.py"})
+
+
+def slow_files_last() -> tuple[str, ...]:
+    """The suite's test files, `SLOW_FILES` last: a session that stops at its first failure (``-x``, a mutant's)
+    then reaches the cheap tests of its clauses before the costly ones."""
+    files = sorted((ROOT / "torchair_conformance").glob("test_*.py"))
+    return tuple(str(path) for path in sorted(files, key=lambda path: path.name in SLOW_FILES))
+
+
 def suite_command(impl: str, json_path: Path, clauses: Sequence[str] = (), profile: str = "dev",
-                  extra_args: Sequence[str] = ()) -> list:
-    """``python -m pytest torchair_conformance --impl IMPL -x -q [--clause ID ...]``, writing its JSON results."""
-    return [sys.executable, "-m", "pytest", str(ROOT / "torchair_conformance"), "--impl", impl, "-x", "-q",
+                  extra_args: Sequence[str] = (), paths: Sequence[str] = ()) -> list:
+    """``python -m pytest torchair_conformance --impl IMPL -x -q [--clause ID ...]`` (or `paths` in that order
+    instead of the folder), writing its JSON results."""
+    targets = list(paths) or [str(ROOT / "torchair_conformance")]
+    return [sys.executable, "-m", "pytest", *targets, "--impl", impl, "-x", "-q",
             *[f"--clause={cid}" for cid in clauses], "-p", "no:cacheprovider", "-p", "no:warnings",
             f"--hypothesis-profile={profile}", f"--conformance-json={json_path}", *extra_args]
 
@@ -125,7 +141,7 @@ class Background:
 
     def _session(self, run: SuiteRun, work: Path) -> Outcome:
         json_path = work / "results.json"
-        command = suite_command(run.impl, json_path, run.clauses, run.profile, run.extra_args)
+        command = suite_command(run.impl, json_path, run.clauses, run.profile, run.extra_args, run.paths)
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"suite session {run.key} cancelled: the test run ended")

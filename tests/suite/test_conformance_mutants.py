@@ -4,8 +4,8 @@ A mutant is a module ``tests/mutants/<name>.py`` that names the clauses it break
 ``--impl tests.mutants.<name>`` against the tests of those clauses only (``--clause ID``), one suite session per
 mutant, in its own folder (so that a mutant neither replays the examples that failed the reference, or another
 mutant, nor leaves its own in the repository's hypothesis database). The sessions run in the background from the end
-of collection (``tests/suite/sessions.py``); each parametrized test waits for its own mutant's session and asserts on
-it.
+of collection (``tests/suite/sessions.py``), the suite's costliest file last (a session stops at its first failure);
+each parametrized test waits for its own mutant's session and asserts on it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.suite.sessions import MUTANTS_DIR, SuiteRun
+from tests.suite.sessions import MUTANTS_DIR, SuiteRun, slow_files_last
 from torchair_conformance.clauses import load_clauses
 
 MUTANT_FILES = sorted(p for p in MUTANTS_DIR.glob("*.py") if not p.name.startswith("_"))
@@ -44,7 +44,8 @@ NEEDS_ROOT = {path.stem for path in MUTANT_FILES if _constant(path, "NEEDS_ROOT"
 
 
 def _mutant_run(name: str) -> SuiteRun:
-    return SuiteRun(f"mutant-{name}", f"tests.mutants.{name}", clauses=MUTANTS[name], own_folder=True)
+    return SuiteRun(f"mutant-{name}", f"tests.mutants.{name}", clauses=MUTANTS[name], own_folder=True,
+                    paths=slow_files_last())
 
 
 def _param(name: str):
