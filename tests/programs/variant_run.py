@@ -5,9 +5,9 @@ cache_dir, threads (`torch.set_num_threads`), ge_cache, inductor (the true defau
 compiler), pickle_out (after the call, pickle the module to this path), pickle_in (call the module unpickled from
 this path instead of a new one), dynamic (cache_compile's; default True), batch (the input's first size; default 4),
 inputs (a list of "plain", "sub" or "extra": one call each, the input a plain tensor, a `Shifted`, or a plain
-tensor passed twice, an argument the method does not take; default ["plain"]). The report: whether every output equals the eager method's, the calls' errors,
-Dynamo's graph count, the warnings, and how many graphs the warm start loaded (`graph_loads`: calls of the compilers'
-loader, counted by wrapping it; the loader itself runs unchanged).
+tensor passed twice, an argument the method does not take; default ["plain"]). The report: whether every output
+equals the eager method's, the calls' errors, Dynamo's graph count, the warnings, and how many graphs the warm start
+loaded (`graph_loads`: calls of the compilers' loader, counted by wrapping it; the loader itself runs unchanged).
 """
 from __future__ import annotations
 
