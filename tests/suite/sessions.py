@@ -63,7 +63,7 @@ SLOW_FILES = frozenset({"test_guards.py"})
 def slow_files_last() -> tuple[str, ...]:
     """The suite's test files, `SLOW_FILES` last: a session that stops at its first failure (``-x``, a mutant's)
     then reaches the cheap tests of its clauses before the costly ones."""
-    files = sorted((ROOT / "torchair_conformance").glob("test_*.py"))
+    files = sorted((ROOT / "torchair_conformance").rglob("test_*.py"))  # a test file in a sub-folder too
     return tuple(str(path) for path in sorted(files, key=lambda path: path.name in SLOW_FILES))
 
 
