@@ -74,6 +74,21 @@ def test_a_dtype_compared_by_equality_is_its_own_kind():
         guard_kinds.from_json({**specs[0].to_json(), "value": "torch.bogus"})
 
 
+@pytest.mark.parametrize("text", ["not hasattr(L['x'], '_dynamo_dynamic_indices')",
+                                  "hasattr(L['x'], '_dynamo_dynamic_indices') == False"])
+def test_an_absent_attribute_is_read_in_either_of_dynamos_forms(text):
+    """NO_HASATTR as torch 2.13/2.14 write it and as 2.11 does (the torch on the lent GPU machines): one check."""
+    specs = guard_kinds.translate(RawGuard("NO_HASATTR", "L['x']", (text,), None, frozenset({"x"}), frozenset()))
+    assert [(s.check, s.attr) for s in specs] == [("no_attr", "_dynamo_dynamic_indices")]
+
+
+@pytest.mark.parametrize("text", ["hasattr(L['x'], 'a') == True", "not hasattr(L['x'], 'a') == False",
+                                  "getattr(L['x'], 'a')", "hasattr(L['x'], 'a') != False"])
+def test_an_absent_attribute_in_another_form_is_refused(text):
+    with pytest.raises(UnknownGuard, match="NO_HASATTR"):
+        guard_kinds.translate(RawGuard("NO_HASATTR", "L['x']", (text,), None, frozenset({"x"}), frozenset()))
+
+
 def _method(self):
     return self
 
