@@ -58,6 +58,11 @@ def mode_params():
             for m in MODES]
 
 seeds = st.integers(min_value=0, max_value=2**31 - 1)
+#: the activations drawn modules hold: all but gelu, whose erf form (torch's default) upstream compiles to CANN's
+#: tanh-form Gelu, up to 4.7e-4 off (SPEC IMPL-5): a drawn gelu would make any property that compares with eager fail
+#: against upstream by the draw. test_paths.py::test_a_cached_erf_gelu_computes_as_eager (the cache) and
+#: test_export_executes.py::test_an_erf_gelu_computes_as_eager (the export) show it on every run instead
+DRAWN_ACTIVATIONS = tuple(sorted(set(models.ACTIVATIONS) - {"gelu"}))
 class_names = st.from_regex(r"[A-Z][A-Za-z0-9]{0,11}", fullmatch=True)
 
 
@@ -82,7 +87,7 @@ def _layer(draw: st.DrawFn, kind: str, width: int, out: int, activations: Sequen
 
 @st.composite
 def structures(draw: st.DrawFn, *, max_depth: int | None = None, in_features: int | None = None,
-               activations: Sequence[str] = tuple(models.ACTIVATIONS)) -> dict[str, Any]:
+               activations: Sequence[str] = DRAWN_ACTIVATIONS) -> dict[str, Any]:
     """A stack of Linear/LayerNorm/activation/residual layers of drawn sizes (activations among ``activations``),
     under a drawn class name."""
     depth = draw(st.integers(1, max_depth or profiles.active().max_depth), label="depth")
@@ -204,7 +209,7 @@ EXPORT_DTYPES = ("float32", "float16", "bfloat16")
 
 @st.composite
 def export_models(draw: st.DrawFn, *, dtypes: Sequence[str] = EXPORT_DTYPES, all_reduce: bool = False,
-                  max_depth: int | None = None, activations: Sequence[str] = tuple(models.ACTIVATIONS)
+                  max_depth: int | None = None, activations: Sequence[str] = DRAWN_ACTIVATIONS
                   ) -> dict[str, Any]:
     """An export description (``export_zoo.build_export_model``): 1-3 inputs, each positional or keyword, a stack of
     drawn depth and widths (activations among ``activations``), maybe a float buffer, an int buffer, a weight shared

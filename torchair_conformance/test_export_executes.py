@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchair_conformance import execute, export_zoo, exports, harness, models, profiles
+from torchair_conformance import execute, export_zoo, exports, harness, profiles
 from torchair_conformance import strategies as cst
 from torchair_conformance.assertions import assert_ge_op_types, assert_worker_ok
 
@@ -46,9 +46,6 @@ def _check_inputs(path, module, args, kwargs, *, what: str) -> None:
                           f"{diff:.4g}, the tolerance table allows {bound:.4g}"))
 
 
-#: the activations the executed export properties draw: all but gelu, whose erf form (torch's default) upstream
-#: exports as CANN's tanh-form Gelu; test_an_erf_gelu_computes_as_eager shows that on every run (SPEC IMPL-5)
-EXECUTED_ACTIVATIONS = tuple(sorted(set(models.ACTIVATIONS) - {"gelu"}))
 
 
 @pytest.mark.clause("EX-11")
@@ -78,7 +75,7 @@ def test_an_erf_gelu_computes_as_eager(impl, dtype):
 def test_the_exported_graph_computes_the_model(impl, dynamic, dtype, data):
     """EX-11/EX-7: the single-process export, run on its example inputs (and, when dynamic, on inputs of other
     sizes), gives the model's eager outputs; its op types are GE's."""
-    spec = data.draw(cst.export_models(dtypes=(dtype,), activations=EXECUTED_ACTIVATIONS), label="model")
+    spec = data.draw(cst.export_models(dtypes=(dtype,), activations=cst.DRAWN_ACTIVATIONS), label="model")
     batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     seed = data.draw(cst.seeds, label="input_seed")
     others = [_other_batch(data.draw, batch)] if dynamic else []
@@ -97,7 +94,7 @@ def test_the_exported_graph_computes_the_model(impl, dynamic, dtype, data):
 def test_weights_from_files_and_from_consts_compute_the_model(impl, dtype, data):
     """EX-11/EX-6: with the threshold just under graph + weights (every weight a FileConstant, read from its file)
     and just over it (every weight a Const), the graph gives the model's eager outputs."""
-    spec = data.draw(cst.export_models(dtypes=(dtype,), activations=EXECUTED_ACTIVATIONS), label="model")
+    spec = data.draw(cst.export_models(dtypes=(dtype,), activations=cst.DRAWN_ACTIVATIONS), label="model")
     batch = data.draw(cst.export_batches(), label="batch")
     seed = data.draw(cst.seeds, label="input_seed")
     with harness.scratch() as base:
@@ -125,7 +122,7 @@ def test_each_ranks_graph_computes_its_model_with_the_collective_run_through_glo
     through gloo too). bfloat16 is left out: HcomAllReduce's registration has no DT_BF16 (REG_OP(HcomAllReduce) in
     CANN's hcom_ops.h), so no rank graph of a bfloat16 model can hold the collective."""
     spec = data.draw(cst.export_models(max_depth=2, all_reduce=True, dtypes=("float32", "float16"),
-                                       activations=EXECUTED_ACTIVATIONS), label="model")
+                                       activations=cst.DRAWN_ACTIVATIONS), label="model")
     batch = data.draw(cst.export_batches(cst.export_batch_dims(dynamic)), label="batch")
     name = data.draw(cst.export_names(), label="export_name")
     others = [_other_batch(data.draw, batch)] if dynamic else []
