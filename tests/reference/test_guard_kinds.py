@@ -83,7 +83,8 @@ def test_an_absent_attribute_is_read_in_either_of_dynamos_forms(text):
 
 
 @pytest.mark.parametrize("text", ["hasattr(L['x'], 'a') == True", "not hasattr(L['x'], 'a') == False",
-                                  "getattr(L['x'], 'a')", "hasattr(L['x'], 'a') != False"])
+                                  "getattr(L['x'], 'a')", "hasattr(L['x'], 'a') != False",
+                                  "hasattr(L['x'], 'a')", "not hasattr(L['x'], 1)"])
 def test_an_absent_attribute_in_another_form_is_refused(text):
     with pytest.raises(UnknownGuard, match="NO_HASATTR"):
         guard_kinds.translate(RawGuard("NO_HASATTR", "L['x']", (text,), None, frozenset({"x"}), frozenset()))

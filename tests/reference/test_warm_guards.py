@@ -4,11 +4,7 @@
 Each case runs a cold process (it writes the cache), then warm processes on copies of that cache: "warm" makes the
 differing call first (the file is stale: CC-17), "later" first makes the cold call (it loads) then the differing one
 (a recompile: CC-12). Every warm call is judged against eager's result in the same process
-(tests/reference/warm_guards.py). Every case runs "warm" (where the stale warning must name the guard); "later" runs
-for the cases that the suite's guard properties do not draw (`LATER`): the suite's `test_guards.py`, which CI runs
-against the reference, draws "first" or "later" for each of the others' kinds (slice, slice_int, narrow, branch,
-squeeze, empty, same_tensor, none_then_tensor, list_length, int, bool, str), so running both here as well cost CI
-80 s of a core for no check of its own.
+(tests/reference/warm_guards.py).
 The module-level cases (hooks, training, code, hash seed, parameter sizes) are
 tests/reference/test_warm_guards_module.py.
 """
@@ -141,14 +137,9 @@ def cold_folder(folders: dict[str, Path], factory: pytest.TempPathFactory, name:
     return folders[name]
 
 
-#: the cases run in the "later" phase too: no kind of the suite's guard properties is theirs (a slice past the end,
-#: which Inductor's kernel would read; autocast, drawn by the suite only at the first call)
-LATER = frozenset({"slice_past_the_end", "autocast"})
-PARAMS = [pytest.param(name, phase, marks=[pytest.mark.inductor] if case.inductor else [], id=f"{name}-{phase}")
-          for name, case in CASES.items() for phase in ("warm", "later") if phase == "warm" or name in LATER]
-
-
-@pytest.mark.parametrize(("name", "phase"), PARAMS)
+@pytest.mark.parametrize("phase", ["warm", "later"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.inductor) if c.inductor else n
+                                  for n, c in CASES.items()])
 def test_warm_call_the_cold_trace_would_not_serve(cold_folders: dict[str, Path], tmp_path_factory, tmp_path: Path,
                                                   name: str, phase: str) -> None:
     """CC-21: the warm call equals eager's or raises where eager raises; a re-trace says why (CC-12, CC-17)."""

@@ -86,15 +86,17 @@ class NoAttr(GuardSpec):
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         """Dynamo writes ``not hasattr(X, 'a')`` (torch 2.13, 2.14) or ``hasattr(X, 'a') == False`` (2.11)."""
         source = raw.checked_source()
+        negated = raw.text.startswith("not ")
         call = ast.parse(raw.text.removeprefix("not "), mode="eval").body
-        if not raw.text.startswith("not ") and isinstance(call, ast.Compare) and len(call.ops) == 1 \
-                and isinstance(call.ops[0], ast.Eq) and isinstance(call.comparators[0], ast.Constant) \
-                and call.comparators[0].value is False:
-            call = call.left
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "hasattr"
-                and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)):
+        if not negated and isinstance(call, ast.Compare) and len(call.ops) == 1 and isinstance(call.ops[0], ast.Eq) \
+                and isinstance(call.comparators[0], ast.Constant) and call.comparators[0].value is False:
+            negated, call = True, call.left
+        # a bare hasattr(...) asserts the attribute is there: the opposite of this kind, refused like any other form
+        if not (negated and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and call.func.id == "hasattr" and len(call.args) == 2 and isinstance(call.args[1], ast.Constant)
+                and isinstance(call.args[1].value, str)):
             raise UnknownGuard(f"{raw.kind}: {raw.text!r}")
-        attr = cast(str, call.args[1].value)  # hasattr's name: Dynamo writes a str
+        attr = call.args[1].value
         return [cls(raw.kind, raw.when([source]), raw.text, source, attr)]
 
     def test(self, code: Code) -> str:
