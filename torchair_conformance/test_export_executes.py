@@ -46,8 +46,6 @@ def _check_inputs(path, module, args, kwargs, *, what: str) -> None:
                           f"{diff:.4g}, the tolerance table allows {bound:.4g}"))
 
 
-
-
 @pytest.mark.clause("EX-11")
 @pytest.mark.parametrize("dtype", cst.EXPORT_DTYPES)
 def test_an_erf_gelu_computes_as_eager(impl, dtype):

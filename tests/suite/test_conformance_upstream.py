@@ -6,7 +6,7 @@ collection (``tests/suite/sessions.py``) while the warm-start tests and the zoo'
 (``-m "not nightly"``) runs the rest only: upstream checks no guard, so 28 of the 31 guard properties are known
 divergences that cost 16 minutes of a core (each a cold and a warm process, run twice: found, then replayed), the
 largest part of CI's longest leg; ``tox -e upstream`` (CPU), the nightly (real TorchAir on NPU) and
-``tox -e tests-torch2141 -- -m ""`` run them.
+``tox -e tests-torch2141 -- -m "not nightly or suite_session"`` run them.
 ``tox -e upstream`` runs the whole suite in one session in the foreground and writes
 ``reports/conformance/torchair_cpu.json``. Known divergences are xfails with the wheel's file:line and the failure
 each expects (``torchair_conformance/known_divergences/torchair.txt``, IMPL-5); the test prints the counts, every
