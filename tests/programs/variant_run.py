@@ -7,7 +7,10 @@ this path instead of a new one), dynamic (cache_compile's; default True), batch 
 inputs (a list of "plain", "sub" or "extra": one call each, the input a plain tensor, a `Shifted`, or a plain
 tensor passed twice, an argument the method does not take; default ["plain"]). The report: whether every output
 equals the eager method's, the calls' errors, Dynamo's graph count, the warnings, and how many graphs the warm start
-loaded (`graph_loads`: calls of the compilers' loader, counted by wrapping it; the loader itself runs unchanged).
+loaded (`graph_loads`: calls of the compilers' loader, counted by wrapping it; the loader itself runs unchanged), and
+how many per-call checks were compiled from their source (`check_compiles`: `guard_check`'s `compile` calls in "exec"
+mode, counted by shadowing the builtin in that module; a warm start that loads its record's stored check compiles
+none).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import torch
 import torchair_ref
 import torchair_ref.compilers
 from torchair_conformance import process
+from torchair_ref.inference import guard_check
 
 _LOADS: list[object] = []
 _load = torchair_ref.compilers.load
@@ -32,6 +36,17 @@ def _counted_load(*args: object, **kwargs: object) -> object:
 
 
 torchair_ref.compilers.load = _counted_load
+
+_CHECK_COMPILES: list[str] = []
+
+
+def _counted_compile(source: str, filename: str, mode: str, *args: object, **kwargs: object) -> object:
+    if mode == "exec":
+        _CHECK_COMPILES.append(filename)
+    return compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+
+guard_check.compile = _counted_compile  # type: ignore[attr-defined]
 
 
 class Model(torch.nn.Module):
@@ -90,7 +105,7 @@ def main() -> None:
             with open(job["pickle_out"], "wb") as handle:
                 pickle.dump(model, handle)
     process.reply({"equal": equal, "errors": errors, "unique_graphs": process.traced()["unique_graphs"],
-                   "graph_loads": len(_LOADS),
+                   "graph_loads": len(_LOADS), "check_compiles": len(_CHECK_COMPILES),
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

@@ -14,7 +14,8 @@ loads the graph; here the graph comes first):
   (`guard_check.first_call_failure`, as `loading.guards` calls it);
 - `graph`: the compiled graph loaded (`compilers.load`: kernels, wrapper);
 - `wrap`: Dynamo's bytecode rebound to the loaded graph (`bytecode.rebuild`);
-- `guard_code`: the per-call guard function generated (`guard_check.guarded_method`), here around a no-op;
+- `guard_code`: the per-call guard function generated (`guard_check.guarded_method`), here around a no-op (its
+  code loaded from the record's stored check when the source is the same, as the warm start does);
 - `guards_first`: that function called once with the cold inputs: every per-call guard's first evaluation;
 - `first_call` and `repeat`: the warm function (the guards around the graph, as the warm start builds it) called
   with the cold inputs, twice.
@@ -96,14 +97,15 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
                                            function)
     graph.bind(rebuilt.__globals__, graph_name)
     lap("wrap")
-    checks = types.MethodType(guard_check.guarded_method(function, _nothing, loaded.guards, mismatch, module_globals),
-                              method.__self__)
+    stored = loaded.extra.get("guard_code")
+    checks = types.MethodType(guard_check.guarded_method(function, _nothing, loaded.guards, mismatch, module_globals,
+                                                         stored=stored), method.__self__)
     lap("guard_code")
     with torch.no_grad():
         checks(*step.args, **step.kwargs)
     lap("guards_first")
-    warm = types.MethodType(guard_check.guarded_method(function, rebuilt, loaded.guards, mismatch, module_globals),
-                            method.__self__)
+    warm = types.MethodType(guard_check.guarded_method(function, rebuilt, loaded.guards, mismatch, module_globals,
+                                                       stored=stored), method.__self__)
     clock = time.perf_counter()
     with torch.no_grad():
         warm(*step.args, **step.kwargs)

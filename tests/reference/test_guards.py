@@ -1,10 +1,13 @@
 """White-box tests of the guard translation and its Dynamo-free checks (SPEC CC-21, CC-22)."""
 from __future__ import annotations
 
+import base64
+import marshal
 import os
 import subprocess
 import sys
 import types
+import zlib
 
 import pytest
 import torch
@@ -215,3 +218,71 @@ def test_a_guard_failure_that_names_no_guard_is_traced_afresh_saying_why():
 
     with pytest.raises(inputs.InputMismatchError, match="each held when checked again alone"):
         cached.CachedFunction._guard_failed(None, object())
+
+
+def _checked_method(self, x, n, *rest, mask=None, **extra):
+    return ("ran", n)
+
+
+def _checks():
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset({"L['x']"}))
+    return (translate("LAMBDA_GUARD", None, ["4 <= L['x'].size()[0]", "L['n'] != 1"], None, **kw)
+            + translate("EQUALS_MATCH", "L['n']", ["L['n'] == 3"], 3, **kw))
+
+
+def _guarded_counting_compiles(monkeypatch, stored):
+    """`_checked_method` guarded by `_checks()` with `stored`, and the list of the modes `guard_check` compiles in."""
+    modes = []
+
+    def counting(source, filename, mode, *args, **kwargs):
+        modes.append(mode)
+        return compile(source, filename, mode, *args, **kwargs)
+
+    monkeypatch.setattr(guard_check, "compile", counting, raising=False)
+    wrapped = guard_check.guarded_method(_checked_method, _checked_method, _checks(),
+                                         lambda spec, *args, **kwargs: ("failed", spec and spec.guard), {},
+                                         stored=stored)
+    return types.MethodType(wrapped, object()), modes
+
+
+def test_a_stored_check_is_loaded_instead_of_compiled(monkeypatch):
+    """CC-14: the per-call check the cold process compiled (`stored_code`) is what a warm start that writes the same
+    source runs: nothing is compiled before a check fails, and it checks as a compiled one does."""
+    stored = guard_check.stored_code(_checked_method, _checks())
+    assert set(stored) == {"sha256", "code"}
+    call, modes = _guarded_counting_compiles(monkeypatch, stored)
+    assert call(torch.zeros(8), 3) == ("ran", 3)
+    assert modes == []
+    assert call(torch.zeros(2), 3) == ("failed", "LAMBDA_GUARD")
+    assert call(torch.zeros(8), 4) == ("failed", "EQUALS_MATCH")
+    assert modes == ["exec"]  # the slow path that names the failing check, written at the first failure
+
+
+def _stored_variants():
+    good = guard_check.stored_code(_checked_method, _checks())
+
+    def packed(data: bytes) -> str:
+        return base64.b64encode(zlib.compress(data)).decode("ascii")
+
+    other_title = compile("def guarded(self, x, n, *rest, mask=None, **extra):\n    return 0\n", "<other>", "exec")
+    return {
+        "none": None,
+        "not a dict": "x",
+        "another source": {**good, "sha256": "0" * 64},
+        "not base64": {**good, "code": "!!!"},
+        "not compressed": {**good, "code": base64.b64encode(b"garbage").decode("ascii")},
+        "not marshal": {**good, "code": packed(b"\xff\x00garbage")},
+        "not code": {**good, "code": packed(marshal.dumps(42))},
+        "code of another file": {**good, "code": packed(marshal.dumps(other_title))},
+        "code not a str": {**good, "code": 1},
+    }
+
+
+@pytest.mark.parametrize("case", list(_stored_variants()))
+def test_a_stored_check_that_does_not_fit_is_compiled_again(monkeypatch, case):
+    """A record without stored code, with code for another source, or with a value that does not decode to code
+    written for this check: the check is compiled from its source, and it checks the same."""
+    call, modes = _guarded_counting_compiles(monkeypatch, _stored_variants()[case])
+    assert modes == ["exec"]
+    assert call(torch.zeros(8), 3) == ("ran", 3)
+    assert call(torch.zeros(8), 4) == ("failed", "EQUALS_MATCH")

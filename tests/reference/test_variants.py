@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import run_program
 from torchair_ref.errors import BrokenCacheError
-from torchair_ref.inference import readable_cache, variants
+from torchair_ref.inference import artifact, readable_cache, variants
 
 
 def test_processes_with_two_thread_counts_each_warm_start_from_one_folder(tmp_path: Path) -> None:
@@ -42,6 +42,18 @@ def test_a_variant_whose_guards_fail_is_not_loaded(tmp_path: Path) -> None:
     assert all(run["equal"] for run in runs), runs
     assert [run["unique_graphs"] for run in runs] == [1, 1, 0, 0], runs
     assert [run["graph_loads"] for run in runs[2:]] == [1, 1], runs
+
+
+def test_a_warm_start_runs_the_check_the_cold_process_compiled(tmp_path: Path) -> None:
+    """CC-14: the cold process stores its per-call check compiled; a warm process, with another hash seed, writes the
+    same source and loads that code instead of compiling it (about a third of a transformers model's guard work)."""
+    job = {"cache_dir": str(tmp_path / "cache")}
+    cold = run_program("variant_run", job, tmp_path, env={"PYTHONHASHSEED": "1"})
+    warm = run_program("variant_run", job, tmp_path, env={"PYTHONHASHSEED": "2"})
+    assert cold["unique_graphs"] == 1 and warm["unique_graphs"] == 0, (cold, warm)
+    assert warm["equal"] and not warm["warnings"] and warm["check_compiles"] == 0, warm
+    (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
+    assert set(variants.split(artifact.read(path))[0]["guard_code"]) == {"sha256", "code"}
 
 
 def test_a_first_warm_call_with_a_wrong_argument_raises_and_leaves_the_file(tmp_path: Path) -> None:

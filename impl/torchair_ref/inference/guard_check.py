@@ -9,12 +9,19 @@ call as Dynamo runs its guards (CC-21: state changed between two warm calls coun
 None-ness, container lengths, values, aliasing, the classes and code reached, module attributes, hooks, and the
 ambient state (PyTorch's C++ `GlobalStateGuard`, loaded through `_torch` without Dynamo). A call that fails it goes
 to `on_fail` with the failing check, before any kernel runs. Only identifiers, constant keys and the validated
-templates of `guard_spec` reach generated code.
+templates of `guard_spec` reach generated code. Compiling that code is about a third of a transformers model's guard
+work, so a record keeps it compiled (`stored_code`, written by the cold process); a warm start whose check writes
+the very same source (its SHA-256) loads that code instead of compiling the source again.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import inspect
+import marshal
 import types
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -137,45 +144,69 @@ def global_state_now() -> str:
     return str(_torch.global_state_guard()().__getstate__())
 
 
+class _Written:
+    """The per-call check of `specs` for `function` as generated code: its `source`, the `namespace` binding what it
+    names, and what the slow path (`_tq_which`) needs to write its own code."""
+
+    def __init__(self, function: types.FunctionType, specs: list[GuardSpec], namespace: dict[str, Any]) -> None:
+        code = function.__code__
+        self.specs = [spec for spec in specs if spec.per_call()]
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
+        varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None
+        varkw = code.co_varnames[len(names) + bool(varargs)] if code.co_flags & inspect.CO_VARKEYWORDS else None
+        params = list(positional)
+        if code.co_posonlyargcount:
+            params.insert(code.co_posonlyargcount, "/")
+        if varargs:
+            params.append("*" + varargs)
+        elif keyword:
+            params.append("*")
+        params += list(keyword) + (["**" + varkw] if varkw else [])
+        call = list(positional) + (["*" + varargs] if varargs else []) + [f"{k}={k}" for k in keyword] + (
+            ["**" + varkw] if varkw else [])
+        if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
+            raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
+        namespace.update({"__builtins__": {}, "_tq_GONE": _Gone(), "Exception": Exception, "_tq_list": list,
+                          "_tq_dict": dict, "_tq_type": type,
+                          "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))})
+        self.namespace = namespace
+        arguments = set(names) | {varargs, varkw}
+        # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a
+        # deep module share most of their paths. The slow path (`_tq_which`, only after a failure) runs each read
+        # and each check alone.
+        hoisted: dict[str, str] = {}
+        self.reads: list[str] = []
+        fast = _Writer(namespace, lambda source: _source_code(source, arguments, hoisted, self.reads))
+        self.tests = [spec.test(fast) for spec in self.specs]
+        self.pack = ", ".join(params)
+        forward = ", ".join(call)
+        self.title = f"<torchair_ref guards of {function.__qualname__}>"
+        self.source = (
+            f"def guarded({self.pack}):\n"
+            "    try:\n"
+            + "".join(f"        {line}\n" for line in self.reads)
+            + f"        ok = {' and '.join(f'({t})' for t in self.tests) or 'True'}\n"
+            "    except Exception:\n"
+            "        ok = False\n"
+            "    if ok:\n"
+            f"        return _tq_run({forward})\n"
+            f"    return _tq_fail(_tq_find({forward}), {forward})\n"
+        )
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
-                   on_fail: Callable[..., Any], module_globals: Any) -> types.FunctionType:
+                   on_fail: Callable[..., Any], module_globals: Any,
+                   stored: Any = None) -> types.FunctionType:
     """CC-21: a function with `function`'s signature that calls `run` with its arguments when every per-call check
     holds, else `on_fail(spec, *args, **kwargs)` with the first check that fails alone, or None when every check
     holds alone (the guarded state changed while it was checked) (`on_fail` must raise or compute the call; `args`
-    starts with the method's `self`)."""
-    code = function.__code__
-    specs = [spec for spec in specs if spec.per_call()]
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
-    varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None
-    varkw = code.co_varnames[len(names) + bool(varargs)] if code.co_flags & inspect.CO_VARKEYWORDS else None
-    params = list(positional)
-    if code.co_posonlyargcount:
-        params.insert(code.co_posonlyargcount, "/")
-    if varargs:
-        params.append("*" + varargs)
-    elif keyword:
-        params.append("*")
-    params += list(keyword) + (["**" + varkw] if varkw else [])
-    call = list(positional) + (["*" + varargs] if varargs else []) + [f"{k}={k}" for k in keyword] + (
-        ["**" + varkw] if varkw else [])
-    if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
-        raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
-    namespace: dict[str, Any] = {"__builtins__": {}, "_tq_run": run, "_tq_fail": on_fail,
-                                 "_tq_G": module_globals, "_tq_GONE": _Gone(), "Exception": Exception,
-                                 "_tq_list": list, "_tq_dict": dict, "_tq_type": type,
-                                 "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))}
-    arguments = set(names) | {varargs, varkw}
-    # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a deep
-    # module share most of their paths. The slow path (`_tq_which`, only after a failure) runs each read and each
-    # check alone.
-    hoisted: dict[str, str] = {}
-    reads: list[str] = []
-    fast = _Writer(namespace, lambda source: _source_code(source, arguments, hoisted, reads))
-    tests = [spec.test(fast) for spec in specs]
-    pack = ", ".join(params)
-    forward = ", ".join(call)
-    title = f"<torchair_ref guards of {function.__qualname__}>"
+    starts with the method's `self`). `stored` is a record's `stored_code`: used when it holds this very source."""
+    written = _Written(function, specs, {"_tq_run": run, "_tq_fail": on_fail, "_tq_G": module_globals})
+    namespace, checked = written.namespace, written.specs
 
     def which(*args: Any, **kwargs: Any) -> GuardSpec | None:
         """The first check that fails alone, or None when each holds alone: the same checks over the same bound
@@ -183,34 +214,44 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
         uses it). Its code is written at the first failure, not before."""
         if "_tq_which" not in namespace:
             each_read = "".join(f"    try:\n        {line}\n    except Exception:\n"
-                                f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in reads)
+                                f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in written.reads)
             each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
-                                f"    except Exception:\n        return {i}\n" for i, t in enumerate(tests))
-            exec(compile(f"def _tq_which({pack}):\n{each_read}{each_test}    return -1\n", title, "exec"),  # noqa: S102
-                 namespace)
+                                f"    except Exception:\n        return {i}\n" for i, t in enumerate(written.tests))
+            exec(compile(f"def _tq_which({written.pack}):\n{each_read}{each_test}    return -1\n",  # noqa: S102
+                         written.title, "exec"), namespace)
             namespace["_tq_which"].__defaults__ = function.__defaults__
             namespace["_tq_which"].__kwdefaults__ = function.__kwdefaults__
         found: int = namespace["_tq_which"](*args, **kwargs)
-        return None if found < 0 else specs[found]
+        return None if found < 0 else checked[found]
 
     namespace["_tq_find"] = which
-    source = (
-        f"def guarded({pack}):\n"
-        "    try:\n"
-        + "".join(f"        {line}\n" for line in reads)
-        + f"        ok = {' and '.join(f'({t})' for t in tests) or 'True'}\n"
-        "    except Exception:\n"
-        "        ok = False\n"
-        "    if ok:\n"
-        f"        return _tq_run({forward})\n"
-        f"    return _tq_fail(_tq_find({forward}), {forward})\n"
-    )
-    exec(compile(source, title, "exec"), namespace)  # noqa: S102
+    exec(_stored_or_compiled(written, stored), namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
     guarded.__defaults__ = function.__defaults__
     guarded.__kwdefaults__ = function.__kwdefaults__
     guarded.__qualname__ = function.__qualname__
     return guarded
+
+
+def stored_code(function: types.FunctionType, specs: list[GuardSpec]) -> dict[str, str]:
+    """CC-14: the per-call check of `specs` for `function` compiled now, as a record keeps it: the SHA-256 of its
+    source and its code (marshalled, compressed, base64). `guarded_method` loads it for the same source."""
+    written = _Written(function, specs, {})
+    code = compile(written.source, written.title, "exec")
+    return {"sha256": written.digest(), "code": base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")}
+
+
+def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
+    """The stored code when `stored` holds code for this very source, else the source compiled (a record without
+    it, another source, or a value that does not decode: the check is written here as it always could be)."""
+    if isinstance(stored, dict) and stored.get("sha256") == written.digest() and isinstance(stored.get("code"), str):
+        try:
+            code = marshal.loads(zlib.decompress(base64.b64decode(stored["code"], validate=True)))
+        except (binascii.Error, zlib.error, ValueError, EOFError, TypeError):
+            code = None
+        if isinstance(code, types.CodeType) and code.co_filename == written.title:
+            return code
+    return compile(written.source, written.title, "exec")
 
 
 def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:

@@ -35,7 +35,8 @@ def guards(loaded: record.CacheRecord, method: types.MethodType,
     failed = guard_check.first_call_failure(load_only, method.__self__, function, module_globals)
     if failed is not None:
         raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
-    return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals)
+    return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals,
+                                      stored=loaded.extra.get("guard_code"))
 
 
 def with_graph(guarded: types.FunctionType, loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,
