@@ -60,16 +60,12 @@ def parse_source(text: str) -> tuple[list[str], list[list[Any]]]:
     return list(root), [list(step) for step in steps]
 
 
-#: the common form of a source, a chain of attributes and constant keys (`L['self']._modules['fc'].weight`), read
-#: without the parser; anything else (helpers, `list(dict.keys(X))[i]`, keywords as names) goes through `ast`
-_PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\['[^'\\]*'\]|\[(?:0|[1-9][0-9]*)\])*)")
-_PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
-
-
 @functools.lru_cache(maxsize=8192)
 def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
-    sources, so each is parsed once per process."""
+    sources, so each is parsed once per process. A chain of attributes and constant keys is read by one regex; the
+    other forms Dynamo writes by `_Reader`; what both leave (other spacing or quotes, keywords as names, anything
+    unknown) goes through `ast`, which decides."""
     plain = _PLAIN_SOURCE.fullmatch(text)
     if plain is not None:
         steps: list[tuple[str, Any]] = []
@@ -79,8 +75,125 @@ def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ..
             steps.append(("attr", attr) if attr else ("item", int(index)) if index else ("item", key))
         else:
             return (plain.group(1), plain.group(2)), tuple(steps)
-    root, ast_steps = _parse_with_ast(text)
-    return tuple(root), tuple(tuple(step) for step in ast_steps)
+    found = _Reader(text).whole()
+    if found is None:
+        found = _parse_with_ast(text)
+    return tuple(found[0]), tuple(tuple(step) for step in found[1])
+
+
+#: the common form of a source, a chain of attributes and constant keys (`L['self']._modules['fc'].weight`)
+_PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\['[^'\\]*'\]|\[(?:0|[1-9][0-9]*)\])*)")
+_PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
+
+
+_KEY = r"'([^'\\\n\r\x00]*)'"
+_INT = r"(0|[1-9][0-9]*)(?![0-9_.a-zA-Z])"
+_ROOT = re.compile(r"([LG])\[" + _KEY + r"\]")
+_ATTR = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
+_ITEM = re.compile(r"\[(?:" + _KEY + "|" + _INT + r")\]")
+_CONSTANT = re.compile(_KEY + "|" + _INT)
+_INDEX = re.compile(_INT)
+
+
+class _Reader:
+    """A source in the exact spelling Dynamo writes, read without `ast` (a warm start reads a few hundred; `ast`
+    takes about 30 us each): `whole()` is its (root, steps) as `_parse_with_ast` gives them, or None wherever the
+    text leaves that spelling, never another reading (a test holds the two to that)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def whole(self) -> tuple[list[str], list[list[Any]]] | None:
+        found = self.source()
+        return found if found is not None and self.pos == len(self.text) else None
+
+    def take(self, literal: str) -> bool:
+        if self.text.startswith(literal, self.pos):
+            self.pos += len(literal)
+            return True
+        return False
+
+    def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        found = pattern.match(self.text, self.pos)
+        if found is not None:
+            self.pos = found.end()
+        return found
+
+    def index(self) -> int | None:
+        found = self.match(_INDEX)
+        return None if found is None else int(found.group(1))
+
+    def keys_index(self, container: str) -> int | None:
+        """`list(dict.keys(X))[i]` with X spelled as `container`, after its opening `list(dict.keys(`: i."""
+        start = self.pos
+        if self.source() is None or self.text[start:self.pos] != container or not self.take("))["):
+            return None
+        found = self.index()
+        return found if found is not None and self.take("]") else None
+
+    def source(self) -> tuple[list[str], list[list[Any]]] | None:
+        start = self.pos
+        found = self.primary()
+        if found is None:
+            return None
+        root, steps = found
+        while self.pos < len(self.text):
+            if self.text[self.pos] == ".":
+                attr = self.match(_ATTR)
+                if attr is None or keyword.iskeyword(attr.group(1)):
+                    return None
+                if self.take("()"):
+                    if attr.group(1) not in _METHODS:
+                        return None
+                    steps.append(["call", attr.group(1)])
+                else:
+                    steps.append(["attr", attr.group(1)])
+            elif self.text[self.pos] == "[":
+                container = self.text[start:self.pos]
+                item = self.match(_ITEM)
+                if item is not None:
+                    steps.append(["item", item.group(1) if item.group(2) is None else int(item.group(2))])
+                elif self.take("[list(dict.keys("):
+                    at = self.keys_index(container)
+                    if at is None or not self.take("]"):
+                        return None
+                    steps.append(["at", at])
+                else:
+                    return None
+            else:
+                break
+        return root, steps
+
+    def primary(self) -> tuple[list[str], list[list[Any]]] | None:
+        root = self.match(_ROOT)
+        if root is not None:
+            return [root.group(1), root.group(2)], []
+        if self.take("dict.__getitem__("):
+            start = self.pos
+            inner = self.source()
+            container = self.text[start:self.pos]
+            if inner is None or not self.take(", list(dict.keys("):
+                return None
+            at = self.keys_index(container)
+            return None if at is None or not self.take(")") else (inner[0], inner[1] + [["at", at]])
+        if self.take("list(dict.keys("):
+            inner = self.source()
+            if inner is None or not self.take("))["):
+                return None
+            index = self.index()
+            return None if index is None or not self.take("]") else (inner[0], inner[1] + [["key", index]])
+        if self.take(_torch.ODICT_GETITEM + "("):
+            inner = self.source()
+            constant = self.match(_CONSTANT) if inner is not None and self.take(", ") else None
+            if inner is None or constant is None or not self.take(")"):
+                return None
+            key = constant.group(1) if constant.group(2) is None else int(constant.group(2))
+            return inner[0], inner[1] + [["item", key]]
+        for helper in ("type", "dict"):
+            if self.take(helper + "("):
+                inner = self.source()
+                return None if inner is None or not self.take(")") else (inner[0], inner[1] + [[helper, None]])
+        return None
 
 
 def _parse_with_ast(text: str) -> tuple[list[str], list[list[Any]]]:
