@@ -11,10 +11,8 @@ import zlib
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from torchair_ref.inference import guard_check, guard_kinds, guard_spec
+from torchair_ref.inference import artifact, guard_check, guard_kinds, guard_spec, saving
 
 
 def translate(kind, source, parts, value, *, fixed, graph_inputs):
@@ -290,56 +288,26 @@ def test_a_stored_check_that_does_not_fit_is_compiled_again(monkeypatch, case):
     assert call(torch.zeros(8), 4) == ("failed", "EQUALS_MATCH")
 
 
-def _spellings():
-    """Sources in Dynamo's spelling (a grammar of every form the reader knows), each possibly damaged by one edit."""
-    # mostly what Dynamo writes, sometimes what it never does (a keyword, other quotes, a leading zero)
-    name = st.sampled_from(["self", "x", "_modules", "weight", "__code__", "size", "a1", "__dict__"] * 4
-                           + ["class", "é", "None"])
-    key = st.sampled_from(["'a'", "'0'", "'a.b'", "'a]b'", "0", "1", "10"] * 4
-                          + ["\"a\"", "'a\\'b'", "01", "-1", "True", "'\\n'", "1_0"])
-    root = st.builds(lambda r, k: f"{r}[{k}]", st.sampled_from(["L", "G"] * 4 + ["X"]), key)
-
-    def extend(inner):
-        return st.one_of(
-            st.builds(lambda s, n: f"{s}.{n}", inner, name),
-            st.builds(lambda s, k: f"{s}[{k}]", inner, key),
-            st.builds(lambda s, m: f"{s}.{m}()", inner, st.sampled_from(["size", "stride", "dim", "foo"])),
-            st.builds(lambda s, h: f"{h}({s})", inner, st.sampled_from(["type", "dict", "list", "len"])),
-            st.builds(lambda s, k: f"___odict_getitem({s}, {k})", inner, key),
-            st.builds(lambda s, i: f"list(dict.keys({s}))[{i}]", inner, st.sampled_from(["0", "2", "'a'"])),
-            st.builds(lambda s, i: f"{s}[list(dict.keys({s}))[{i}]]", inner, st.sampled_from(["0", "3"])),
-            st.builds(lambda s, t, i: f"{s}[list(dict.keys({t}))[{i}]]", inner, inner, st.sampled_from(["0"])),
-            st.builds(lambda s, i: f"dict.__getitem__({s}, list(dict.keys({s}))[{i}])", inner,
-                      st.sampled_from(["0", "1"])),
-        )
-
-    source = st.recursive(root, extend, max_leaves=6)
-    edit = st.tuples(st.integers(0, 200), st.sampled_from(["", " ", "(", ")", "[", "]", ".", ",", "'", "0", "a"]),
-                     st.integers(0, 2))
-    return st.builds(lambda text, e: text if e is None else text[:e[0]] + e[1] + text[e[0] + e[2]:],
-                     source, st.none() | st.none() | edit)
+def _two_strings(self, a, b):
+    return a, b
 
 
-@settings(max_examples=500, deadline=None)
-@given(_spellings())
-def test_the_source_reader_reads_as_ast_does_or_leaves_the_text_to_it(text):
-    """`parsed_source` reads Dynamo's spellings without `ast`: whatever the reader reads, `ast` reads the same; what
-    `ast` refuses, the reader leaves to it."""
-    read = guard_spec._Reader(text).whole()
-    if read is None:
-        return
-    assert guard_spec._parse_with_ast(text) == read
-
-
-@pytest.mark.parametrize("source", [
-    "dict(type(L['self']._modules['h']).__dict__)['forward'].__closure__[0].cell_contents.__defaults__[1]",
-    "list(dict.keys(G['m']._CAN_RECORD_REGISTRY[list(dict.keys(G['m']._CAN_RECORD_REGISTRY))[1]]))[0]",
-    "dict.__getitem__(G['m']._CAN_RECORD_REGISTRY, list(dict.keys(G['m']._CAN_RECORD_REGISTRY))[1])['h'].forward",
-    "L['self']._modules['layers']._modules[list(dict.keys(L['self']._modules['layers']._modules))[0]]._forward_hooks",
-    "type(G['m'].ALL_ATTENTION_FUNCTIONS).__mro__[1].get.__code__", "___odict_getitem(L['self']._modules, 'fc')",
-    "L['x'].stride()[0]",
-])
-def test_the_reader_reads_the_zoo_models_sources(source):
-    """Spellings from the guards of transformers models (GPT-2, Llama): the reader reads each, as `ast` does."""
-    read = guard_spec._Reader(source).whole()
-    assert read is not None and read == guard_spec._parse_with_ast(source)
+def test_the_cold_process_stores_the_check_a_warm_start_writes_from_the_file(monkeypatch):
+    """Two guards compare with one string object in the cold process; read back from the file they are two equal
+    strings, which the warm start's check names apart. The stored check is written from the guards as read back
+    (`saving._stored_check`), so the warm start loads it; written from the cold objects it would not fit."""
+    value = "".join(["sd", "pa"])  # one object, not interned
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset())
+    specs = (translate("EQUALS_MATCH", "L['a']", ["L['a'] == 'sdpa'"], value, **kw)
+             + translate("EQUALS_MATCH", "L['b']", ["L['b'] == 'sdpa'"], value, **kw))
+    saved = {"guards": [spec.to_json() for spec in specs]}
+    stored = saving._stored_check(_two_strings, saved)
+    assert stored is not None and stored != guard_check.stored_code(_two_strings, specs)
+    warm_specs = [guard_kinds.from_json(spec) for spec in artifact.decode(artifact.encode(saved))["guards"]]
+    compiled = []
+    monkeypatch.setattr(guard_check, "compile",
+                        lambda *args, **kwargs: compiled.append(args[2]) or compile(*args, **kwargs), raising=False)
+    check = guard_check.guarded_method(_two_strings, _two_strings, warm_specs, lambda *a, **k: "failed", {},
+                                       stored=stored)
+    call = types.MethodType(check, object())
+    assert compiled == [] and call("sdpa", "sdpa") == ("sdpa", "sdpa") and call("sdpa", "eager") == "failed"

@@ -30,6 +30,7 @@ def test_processes_with_two_thread_counts_each_warm_start_from_one_folder(tmp_pa
     (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
     text = readable_cache(path, print_output=False)
     assert "variant 1 of 2" in text and "variant 2 of 2" in text and '"num_threads":1' in text, text[:2000]
+    assert text.count("(their per-call check is stored compiled: source sha256 ") == 2, text[:2000]
     kernels = os.listdir(os.path.join(os.path.dirname(path), "kernels"))
     assert kernels, "ge_cache=True keeps the kernels of the variants"
 

@@ -145,8 +145,8 @@ def global_state_now() -> str:
 
 
 class _Written:
-    """The per-call check of `specs` for `function` as generated code: its `source`, the `namespace` binding what it
-    names, and what the slow path (`_tq_which`) needs to write its own code."""
+    """CC-21: the per-call check of `specs` for `function` as generated code: its `source`, the `namespace` binding
+    what it names, and what the slow path (`_tq_which`) needs to write its own code."""
 
     def __init__(self, function: types.FunctionType, specs: list[GuardSpec], namespace: dict[str, Any]) -> None:
         code = function.__code__
@@ -195,6 +195,7 @@ class _Written:
         )
 
     def digest(self) -> str:
+        """The SHA-256 of the source: what a stored check is kept under."""
         return hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -242,8 +243,8 @@ def stored_code(function: types.FunctionType, specs: list[GuardSpec]) -> dict[st
 
 
 def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
-    """The stored code when `stored` holds code for this very source, else the source compiled (a record without
-    it, another source, or a value that does not decode: the check is written here as it always could be)."""
+    """CC-14/CC-17: the stored code when `stored` holds code for this very source, else the source compiled (a record
+    without it, another source, or a value that does not decode: the check is written here as it always could be)."""
     if isinstance(stored, dict) and stored.get("sha256") == written.digest() and isinstance(stored.get("code"), str):
         try:
             code = marshal.loads(zlib.decompress(base64.b64decode(stored["code"], validate=True)))

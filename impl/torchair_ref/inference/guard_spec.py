@@ -60,6 +60,15 @@ def parse_source(text: str) -> tuple[list[str], list[list[Any]]]:
     return list(root), [list(step) for step in steps]
 
 
+#: what a key in quotes may hold for the readers without `ast`: no quote, backslash, line end, NUL or lone surrogate
+#: (the text is then left to `ast`, which reads escapes and refuses the rest)
+_KEY_CHARS = r"[^'\\\n\r\x00\ud800-\udfff]*"
+#: the common form of a source, a chain of attributes and constant keys (`L['self']._modules['fc'].weight`)
+_PLAIN_SOURCE = re.compile(
+    r"([LG])\['(" + _KEY_CHARS + r")'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\['" + _KEY_CHARS + r"'\]|\[(?:0|[1-9][0-9]*)\])*)")
+_PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
+
+
 @functools.lru_cache(maxsize=8192)
 def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
     """`parse_source` as immutable tuples, cached: a warm start validates then follows each of a few hundred
@@ -81,13 +90,11 @@ def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ..
     return tuple(found[0]), tuple(tuple(step) for step in found[1])
 
 
-#: the common form of a source, a chain of attributes and constant keys (`L['self']._modules['fc'].weight`)
-_PLAIN_SOURCE = re.compile(r"([LG])\['([^'\\]*)'\]((?:\.[A-Za-z_][A-Za-z0-9_]*|\['[^'\\]*'\]|\[(?:0|[1-9][0-9]*)\])*)")
-_PLAIN_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['([^'\\]*)'\]|\[([0-9]+)\]")
 
-
-_KEY = r"'([^'\\\n\r\x00]*)'"
-_INT = r"(0|[1-9][0-9]*)(?![0-9_.a-zA-Z])"
+_KEY = "'(" + _KEY_CHARS + ")'"
+_INT = r"(0|[1-9][0-9]{0,17})(?![0-9_.a-zA-Z])"
+#: how deep the reader nests helpers and keys before it leaves the text to `ast` (whose parser stops at 200)
+_DEPTH = 50
 _ROOT = re.compile(r"([LG])\[" + _KEY + r"\]")
 _ATTR = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)")
 _ITEM = re.compile(r"\[(?:" + _KEY + "|" + _INT + r")\]")
@@ -96,30 +103,34 @@ _INDEX = re.compile(_INT)
 
 
 class _Reader:
-    """A source in the exact spelling Dynamo writes, read without `ast` (a warm start reads a few hundred; `ast`
-    takes about 30 us each): `whole()` is its (root, steps) as `_parse_with_ast` gives them, or None wherever the
-    text leaves that spelling, never another reading (a test holds the two to that)."""
+    """CC-21/CC-22: a source in the exact spelling Dynamo writes, read without `ast` (a warm start reads a few
+    hundred; `ast` takes about 30 us each): `whole()` is its (root, steps) as `_parse_with_ast` gives them, or None
+    wherever the text leaves that spelling, never another reading (a test holds the two to that)."""
 
     def __init__(self, text: str) -> None:
-        self.text, self.pos = text, 0
+        self.text, self.pos, self.depth = text, 0, 0
 
     def whole(self) -> tuple[list[str], list[list[Any]]] | None:
+        """The whole text as one source, or None."""
         found = self.source()
         return found if found is not None and self.pos == len(self.text) else None
 
     def take(self, literal: str) -> bool:
+        """Whether the text goes on with `literal` (then read past it)."""
         if self.text.startswith(literal, self.pos):
             self.pos += len(literal)
             return True
         return False
 
     def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """`pattern` matched where the reader stands (then read past it), or None."""
         found = pattern.match(self.text, self.pos)
         if found is not None:
             self.pos = found.end()
         return found
 
     def index(self) -> int | None:
+        """A non-negative integer literal, or None."""
         found = self.match(_INDEX)
         return None if found is None else int(found.group(1))
 
@@ -132,8 +143,11 @@ class _Reader:
         return found if found is not None and self.take("]") else None
 
     def source(self) -> tuple[list[str], list[list[Any]]] | None:
+        """A root or helper form, then its attributes, method calls and keys; None past `_DEPTH` nested sources."""
         start = self.pos
-        found = self.primary()
+        self.depth += 1
+        found = self.primary() if self.depth <= _DEPTH else None
+        self.depth -= 1
         if found is None:
             return None
         root, steps = found
@@ -165,6 +179,8 @@ class _Reader:
         return root, steps
 
     def primary(self) -> tuple[list[str], list[list[Any]]] | None:
+        """`L['x']`/`G['x']`, or a helper around a source: `type`, `dict`, `___odict_getitem`, `list(dict.keys())`,
+        `dict.__getitem__`."""
         root = self.match(_ROOT)
         if root is not None:
             return [root.group(1), root.group(2)], []
@@ -199,7 +215,7 @@ class _Reader:
 def _parse_with_ast(text: str) -> tuple[list[str], list[list[Any]]]:
     try:
         node = ast.parse(text, mode="eval").body
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError, RecursionError) as exc:  # ValueError: a NUL, a lone surrogate
         raise UnknownGuard(f"the guard source {text!r} is not an expression") from exc
     found = _source_of(node)
     if found is None:
@@ -302,7 +318,7 @@ def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
     its check is written."""
     try:
         tree = ast.parse(text, mode="eval")
-    except SyntaxError as exc:
+    except (SyntaxError, ValueError, RecursionError) as exc:
         raise UnknownGuard(f"the guard {text!r} is not a Python expression") from exc
     sources: list[str] = []
 

@@ -90,6 +90,9 @@ def render(payload: dict[str, Any]) -> str:
 def _variant_header(index: int, count: int, variant: dict[str, Any]) -> str:
     """CC-23: which variant follows and its guards (Dynamo's guard kind and text, as translated)."""
     guards = [f"  {spec['guard']} ({spec['when']}): {spec.get('state') or spec['text']}" for spec in variant["guards"]]
+    stored = variant.get("guard_code")
+    if isinstance(stored, dict):  # CC-14: executable content of the file, named for whoever audits it
+        guards.append(f"  (their per-call check is stored compiled: source sha256 {stored.get('sha256')})")
     return "\n".join([f"variant {index} of {count}, used when every guard below holds:", *guards])
 
 

@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import datetime
 import inspect
+import json
 import os
 import types
 from typing import Any, cast
 
 from torchair_ref import _files
 from torchair_ref.errors import UncacheableError
-from torchair_ref.inference import artifact, bytecode, guard_check, guard_read, guard_spec, record, variants
+from torchair_ref.inference import (
+    artifact,
+    bytecode,
+    guard_check,
+    guard_kinds,
+    guard_read,
+    guard_spec,
+    record,
+    variants,
+)
 from torchair_ref.inference.tensor_spec import GraphInput
 
 
@@ -76,13 +86,13 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
 
 def _stored_check(function: types.FunctionType, saved: dict[str, Any]) -> dict[str, str] | None:
     """CC-14: the per-call check a warm start writes from this record, compiled now (`guard_check.stored_code`): from
-    the guards as the warm start reads them back (through the file's own encoding: equal values are then distinct
-    objects, as a warm start finds them, and each gets its own name), so that its source is the one the warm start
-    writes. None when the check cannot be written here: it only saves the warm start a compile, so the record is
-    saved without it and the warm start writes (or refuses, saying why) the check as it always could."""
+    the guards as the warm start reads them back (through JSON, as the file keeps them: equal values are then
+    distinct objects, as a warm start finds them, and each gets its own name), so that its source is the one the warm
+    start writes. None when the check cannot be written here: it only saves the warm start a compile, so the record
+    is saved without it and the warm start writes (or refuses, saying why) the check as it always could."""
     try:
-        specs = record.CacheRecord.from_payload(artifact.decode(artifact.encode(saved))).guards
-        return guard_check.stored_code(function, specs)
+        read_back = json.loads(json.dumps(saved["guards"], sort_keys=True, separators=(",", ":")))
+        return guard_check.stored_code(function, [guard_kinds.from_json(spec) for spec in read_back])
     except Exception:  # noqa: BLE001 - an optimisation: never a reason not to save
         return None
 

@@ -1,0 +1,106 @@
+"""The guard source reader (SPEC CC-21, CC-22): Dynamo's spellings of a guarded object's path read without `ast`,
+held to `ast`'s reading (`guard_spec._Reader`, `guard_spec.parsed_source`)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torchair_ref.inference import guard_spec
+
+
+def _spellings():
+    """Sources in Dynamo's spelling (a grammar of every form the reader knows), each possibly damaged by one edit."""
+    # mostly what Dynamo writes, sometimes what it never does (a keyword, other quotes, a leading zero)
+    name = st.sampled_from(["self", "x", "_modules", "weight", "__code__", "size", "a1", "__dict__"] * 4
+                           + ["class", "é", "None"])
+    key = st.sampled_from(["'a'", "'0'", "'a.b'", "'a]b'", "0", "1", "10"] * 4
+                          + ["\"a\"", "'a\\'b'", "01", "-1", "True", "'\\n'", "1_0"])
+    root = st.builds(lambda r, k: f"{r}[{k}]", st.sampled_from(["L", "G"] * 4 + ["X"]), key)
+
+    def extend(inner):
+        return st.one_of(
+            st.builds(lambda s, n: f"{s}.{n}", inner, name),
+            st.builds(lambda s, k: f"{s}[{k}]", inner, key),
+            st.builds(lambda s, m: f"{s}.{m}()", inner, st.sampled_from(["size", "stride", "dim", "foo"])),
+            st.builds(lambda s, h: f"{h}({s})", inner, st.sampled_from(["type", "dict", "list", "len"])),
+            st.builds(lambda s, k: f"___odict_getitem({s}, {k})", inner, key),
+            st.builds(lambda s, i: f"list(dict.keys({s}))[{i}]", inner, st.sampled_from(["0", "2", "'a'"])),
+            st.builds(lambda s, i: f"{s}[list(dict.keys({s}))[{i}]]", inner, st.sampled_from(["0", "3"])),
+            st.builds(lambda s, t, i: f"{s}[list(dict.keys({t}))[{i}]]", inner, inner, st.sampled_from(["0"])),
+            st.builds(lambda s, i: f"dict.__getitem__({s}, list(dict.keys({s}))[{i}])", inner,
+                      st.sampled_from(["0", "1"])),
+        )
+
+    source = st.recursive(root, extend, max_leaves=6)
+    edit = st.tuples(st.integers(0, 200), st.sampled_from(["", " ", "(", ")", "[", "]", ".", ",", "'", "0", "a"]),
+                     st.integers(0, 2))
+    return st.builds(lambda text, e: text if e is None else text[:e[0]] + e[1] + text[e[0] + e[2]:],
+                     source, st.none() | st.none() | edit)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_spellings())
+def test_the_source_reader_reads_as_ast_does_or_leaves_the_text_to_it(text):
+    """`parsed_source` reads Dynamo's spellings without `ast`: whatever the reader reads, `ast` reads the same; what
+    `ast` refuses, the reader leaves to it."""
+    read = guard_spec._Reader(text).whole()
+    if read is None:
+        return
+    assert guard_spec._parse_with_ast(text) == read
+
+
+def _dynamo_spellings():
+    """Sources as Dynamo writes them: only names, keys and forms it uses, undamaged."""
+    name = st.sampled_from(["self", "x", "_modules", "weight", "__code__", "size", "a1", "__dict__", "match"])
+    key = st.sampled_from(["'a'", "'0'", "'a.b'", "'a]b'", "'é'", "0", "1", "10"])
+    root = st.builds(lambda r, k: f"{r}[{k}]", st.sampled_from(["L", "G"]), st.sampled_from(["'self'", "'x'", "'é'"]))
+
+    def extend(inner):
+        return st.one_of(
+            st.builds(lambda s, n: f"{s}.{n}", inner, name),
+            st.builds(lambda s, k: f"{s}[{k}]", inner, key),
+            st.builds(lambda s, m: f"{s}.{m}()", inner, st.sampled_from(["size", "stride", "dim"])),
+            st.builds(lambda s, h: f"{h}({s})", inner, st.sampled_from(["type", "dict"])),
+            st.builds(lambda s, k: f"___odict_getitem({s}, {k})", inner, key),
+            st.builds(lambda s, i: f"list(dict.keys({s}))[{i}]", inner, st.sampled_from(["0", "2"])),
+            st.builds(lambda s, i: f"{s}[list(dict.keys({s}))[{i}]]", inner, st.sampled_from(["0", "3"])),
+            st.builds(lambda s, i: f"dict.__getitem__({s}, list(dict.keys({s}))[{i}])", inner,
+                      st.sampled_from(["0", "1"])),
+        )
+
+    return st.recursive(root, extend, max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_dynamo_spellings())
+def test_the_source_reader_reads_every_spelling_dynamo_writes(text):
+    """Not only agreement: every form Dynamo writes is read by the reader (not left to `ast`), as `ast` reads it."""
+    read = guard_spec._Reader(text).whole()
+    assert read is not None and read == guard_spec._parse_with_ast(text)
+
+
+@pytest.mark.parametrize("source", [
+    "dict(type(L['self']._modules['h']).__dict__)['forward'].__closure__[0].cell_contents.__defaults__[1]",
+    "list(dict.keys(G['m']._CAN_RECORD_REGISTRY[list(dict.keys(G['m']._CAN_RECORD_REGISTRY))[1]]))[0]",
+    "dict.__getitem__(G['m']._CAN_RECORD_REGISTRY, list(dict.keys(G['m']._CAN_RECORD_REGISTRY))[1])['h'].forward",
+    "L['self']._modules['layers']._modules[list(dict.keys(L['self']._modules['layers']._modules))[0]]._forward_hooks",
+    "type(G['m'].ALL_ATTENTION_FUNCTIONS).__mro__[1].get.__code__", "___odict_getitem(L['self']._modules, 'fc')",
+    "L['x'].stride()[0]",
+])
+def test_the_reader_reads_the_zoo_models_sources(source):
+    """Spellings from the guards of transformers models (GPT-2, Llama): the reader reads each, as `ast` does."""
+    read = guard_spec._Reader(source).whole()
+    assert read is not None and read == guard_spec._parse_with_ast(source)
+
+
+@pytest.mark.parametrize("text", [
+    "type(" * 250 + "L['a']" + ")" * 250, "type(" * 600 + "L['a']" + ")" * 600, "type(L['a'])[" + "9" * 5000 + "]",
+    "type(L['\ud800'])", "L['\ud800']", "L['a\x00']",
+])
+def test_sources_past_what_ast_reads_are_refused_as_guards(text):
+    """Nesting past ast's limit, an integer past Python's digit limit, a lone surrogate, a NUL: `UnknownGuard` (the
+    method is not cached, saying why), never another exception."""
+    assert guard_spec._Reader(text).whole() is None
+    with pytest.raises(guard_spec.UnknownGuard):
+        guard_spec.parse_source(text)
