@@ -90,7 +90,6 @@ def parsed_source(text: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ..
     return tuple(found[0]), tuple(tuple(step) for step in found[1])
 
 
-
 _KEY = "'(" + _KEY_CHARS + ")'"
 _INT = r"(0|[1-9][0-9]{0,17})(?![0-9_.a-zA-Z])"
 #: how deep the reader nests helpers and keys before it leaves the text to `ast` (whose parser stops at 200)
