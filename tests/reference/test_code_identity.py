@@ -142,3 +142,57 @@ def test_the_code_digest_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> N
     digests = [guard_values.code_digest(code) for code in codes]
     assert len(guard_values._CODE_DIGESTS) <= 8
     assert digests == [guard_values._code_digest(code) for code in codes]
+
+
+def _with_handler(x):
+    try:
+        return x + 1
+    except TypeError:
+        return x
+
+
+def test_a_code_digest_tells_apart_what_changes_what_the_code_does() -> None:
+    """CC-14: constants equal in value but not in type, another exception table over the same bytecode, a frozenset
+    constant and a list holding its stable text (the form a digest writes a frozenset in) digest differently."""
+    from torchair_ref.inference import guard_values
+
+    digests = {guard_values._code_digest(c) for c in ((lambda: 1).__code__, (lambda: True).__code__,
+                                                      (lambda: 1.0).__code__, (lambda: (1,)).__code__)}
+    assert len(digests) == 4
+    code = _with_handler.__code__
+    assert code.co_exceptiontable and guard_values._code_digest(code) != guard_values._code_digest(
+        code.replace(co_exceptiontable=b""))
+    with_set = code.replace(co_consts=(frozenset({1, 2}),))
+    with_list = code.replace(co_consts=([guard_values._stable(frozenset({1, 2}))],))
+    with_tuple = code.replace(co_consts=(("stable", guard_values._stable(frozenset({1, 2}))),))
+    assert len({guard_values._code_digest(c) for c in (with_set, with_list, with_tuple)}) == 3
+
+
+def _returns_a_name():
+    return "a_name_returned_here"
+
+
+def test_a_code_digest_is_the_same_after_a_round_trip_through_a_pyc() -> None:
+    """CC-22: code loaded from a `.pyc` digests as the code compiled from source (nested functions, tuple and
+    frozenset constants, keyword calls); and a digest does not change when more of the process refers to one of the
+    code's objects (`marshal` from format 3 on writes a shared object differently): it reads values, never how
+    objects are shared."""
+    import marshal
+
+    from torchair_ref.inference import guard_values
+
+    source = textwrap.dedent("""
+        def outer(x, *, scale=2.0):
+            def inner(y):
+                return y in {"alpha", "beta", 3} or y == ("a", (1, 2.5))
+            return dict(value=x * scale, seen=inner(x), text="not an identifier!")
+    """)
+    compiled = compile(source, "<digest test>", "exec")
+    loaded = marshal.loads(marshal.dumps(compiled))
+    assert loaded is not compiled
+    assert guard_values._code_digest(loaded) == guard_values._code_digest(compiled)
+    code = _returns_a_name.__code__
+    code = code.replace(co_consts=code.co_consts[:-1] + ("".join(["not ", "shared yet"]),))  # held by code only
+    before = guard_values._code_digest(code)
+    held = code.co_consts[-1]  # now the process holds that string twice
+    assert held == "not shared yet" and guard_values._code_digest(code) == before

@@ -87,9 +87,11 @@ def test_comments_are_stripped_but_not_inside_strings():
 def test_code_digest_ignores_the_hash_seed():
     program = (
         "import sys; sys.path[:0] = sys.argv[1:]\n"
-        "from torchair_ref.inference.guard_spec import code_digest\n"
+        "from torchair_ref.inference.guard_spec import class_digest, code_digest\n"
         "def f(kind):\n    return kind in {'alpha', 'beta', 'gamma', 'delta', 'epsilon'}\n"
-        "print(code_digest(f.__code__))\n"
+        "def g(x):\n    def h(y):\n        return y in {'a', 'b', 2.5}\n    return h(x), ('t', (1, None))\n"
+        "class C:\n    K, N = 'x', 2\n    def m(self):\n        return self in {'p', 'q'}\n"
+        "print(code_digest(f.__code__), code_digest(g.__code__), class_digest(C))\n"
     )
     impl = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "impl")
     digests = set()

@@ -27,7 +27,7 @@ from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
 from torchair_ref.inference.tensor_spec import GraphInput
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: code and class digests from one `marshal` text each (2026-11-28)
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
