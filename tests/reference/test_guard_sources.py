@@ -104,3 +104,50 @@ def test_sources_past_what_ast_reads_are_refused_as_guards(text):
     assert guard_spec._Reader(text).whole() is None
     with pytest.raises(guard_spec.UnknownGuard):
         guard_spec.parse_source(text)
+
+
+def _templates():
+    """Guard expressions as `parse_expression` leaves them: comparisons, arithmetic, `and`/`or`/`not`, `is`, the
+    functions a template may call, names `_s{i}`, numbers (exponents too) and, sometimes, a string constant."""
+    leaf = st.one_of(st.sampled_from(["_s0", "_s1", "_s2", "_s10"]), st.integers(-3, 10**6).map(str),
+                     st.sampled_from(["1e+20", "2.5", "1e-05", "None", "True", "'s0'", "'_s1 and max'"]))
+
+    def extend(inner):
+        return st.one_of(
+            st.builds(lambda a, op, b: f"({a}) {op} ({b})", inner,
+                      st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "is", "is not", "+", "-", "*", "//", "%",
+                                       "**", "and", "or"]), inner),
+            st.builds(lambda op, a: f"{op}({a})", st.sampled_from(["not ", "-"]), inner),
+            st.builds(lambda f, a, b: f"{f}({a}, {b})", st.sampled_from(["max", "min"]), inner, inner),
+            st.builds(lambda f, a: f"{f}({a})", st.sampled_from(["abs", "isnan"]), inner),
+        )
+
+    return st.recursive(leaf, extend, max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_templates(), st.lists(st.sampled_from(["n", "_tq_s3", "x.size()[0]", "_tq_list(_tq_dict.keys(y))[1]",
+                                               "_tq_cells['c'].cell_contents", "a + b"]), min_size=4, max_size=4))
+def test_a_template_is_rewritten_as_ast_rewrites_it(text: str, reads: list[str]) -> None:
+    """CC-21: the name-by-name rewrite of a template (no string constant in it) gives the expression `ast`'s
+    rewrite gives, node for node, a read that is not a name (`a + b`) kept whole; a template with a string constant
+    is rewritten by `ast` alone."""
+    import ast
+
+    try:
+        template, _ = guard_spec.parse_expression(text)
+    except guard_spec.UnknownGuard:
+        return
+    codes = dict(zip(["_s0", "_s1", "_s2", "_s10"], reads))
+    names = {"max": "_tq_b0", "min": "_tq_b1", "abs": "_tq_b2", "isnan": "_tq_b3"}
+    if any(n not in codes for n in ("_s0", "_s1", "_s2", "_s10") if n in template):
+        return
+
+    class Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in codes:
+                return ast.parse(codes[node.id], mode="eval").body
+            return ast.Name(id=names[node.id], ctx=ast.Load())
+
+    expected = ast.dump(Replace().visit(ast.parse(template, mode="eval")))
+    assert ast.dump(ast.parse(guard_spec.substitute(template, codes, names), mode="eval")) == expected

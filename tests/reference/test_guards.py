@@ -53,7 +53,7 @@ def test_shape_expressions_become_templates_and_reject_other_code():
     template, sources = guard_spec.parse_expression("L['n'] >= 0 and L['n'] <= L['x'].size()[0]")
     assert sources == ["L['n']", "L['x'].size()[0]"]
     assert template == "_s0 >= 0 and _s0 <= _s1"
-    assert guard_spec.substitute(template, {"_s0": "n", "_s1": "x.size()[0]"}, "_p_") == "n >= 0 and n <= x.size()[0]"
+    assert guard_spec.substitute(template, {"_s0": "n", "_s1": "x.size()[0]"}, "_p_") == "n >= 0 and n <= (x.size()[0])"
     for bad in ("L['x'].size()[0] + __import__('os').getpid()", "[i for i in L['x']]", "L['x'].storage().data_ptr()"):
         with pytest.raises(guard_spec.UnknownGuard):
             guard_spec.parse_expression(bad)

@@ -354,8 +354,21 @@ def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
 
 def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str]) -> str:
     """A validated template with each `_s{i}` replaced by the code that reads it, and each function name prefixed
-    or renamed by the `prefix` mapping (the generated code's own names for them) (pure)."""
+    or renamed by the `prefix` mapping (the generated code's own names for them) (pure). A template without a
+    string constant is rewritten name by name (its names are only `_s{i}`, functions and keywords; a code that is
+    not a name goes in parentheses); one with a string constant through `ast`, so that no text inside it changes."""
     parse_expression(template)
+    if "'" not in template and '"' not in template:
+        def name(match: re.Match[str]) -> str:
+            token = match.group()
+            if token in codes:
+                code = codes[token]
+                return code if code.isidentifier() else f"({code})"
+            if token in _FUNCTIONS:
+                return prefix[token] if isinstance(prefix, dict) else prefix + token
+            return token
+
+        return _NAME.sub(name, template)
 
     class Replace(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -365,6 +378,10 @@ def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str
             return ast.Name(id=name, ctx=ast.Load())
 
     return ast.unparse(Replace().visit(ast.parse(template, mode="eval")).body)
+
+
+#: a name in a template (or the letters of a number's exponent, which no name matches and so stay as they are)
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 # -- what the checks read ---------------------------------------------------------------------------------------
