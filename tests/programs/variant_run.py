@@ -10,7 +10,8 @@ equals the eager method's, the calls' errors, Dynamo's graph count, the warnings
 loaded (`graph_loads`: calls of the compilers' loader, counted by wrapping it; the loader itself runs unchanged), and
 how many per-call checks were compiled from their source (`check_compiles`: `guard_check`'s `compile` calls in "exec"
 mode, counted by shadowing the builtin in that module; a warm start that loads its record's stored check compiles
-none).
+none), and how many reads of a source its per-call checks wrote (`check_source_reads`: calls of
+`guard_check._source_code`; a warm start whose stored check fits by its outline writes none).
 """
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ def _counted_compile(source: str, filename: str, mode: str, *args: object, **kwa
 
 
 guard_check.compile = _counted_compile  # type: ignore[attr-defined]
+_SOURCE_READS: list[str] = []
+_source_code = guard_check._source_code
+
+
+def _counted_source_code(source: str, *args: object, **kwargs: object) -> str:
+    _SOURCE_READS.append(source)
+    return _source_code(source, *args, **kwargs)  # type: ignore[arg-type]
+
+
+guard_check._source_code = _counted_source_code
 
 
 class Model(torch.nn.Module):
@@ -106,6 +117,7 @@ def main() -> None:
                 pickle.dump(model, handle)
     process.reply({"equal": equal, "errors": errors, "unique_graphs": process.traced()["unique_graphs"],
                    "graph_loads": len(_LOADS), "check_compiles": len(_CHECK_COMPILES),
+                   "check_source_reads": len(_SOURCE_READS),
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

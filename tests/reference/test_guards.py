@@ -248,16 +248,54 @@ def _guarded_counting_compiles(monkeypatch, stored):
 
 
 def test_a_stored_check_is_loaded_instead_of_compiled(monkeypatch):
-    """CC-14: the per-call check the cold process compiled (`stored_code`) is what a warm start that writes the same
-    source runs: nothing is compiled before a check fails, and it checks as a compiled one does."""
+    """CC-14: the per-call check the cold process compiled (`stored_code`) is what a warm start with the same outline
+    runs: no source is read or written and nothing is compiled before a check fails, and it checks as a compiled
+    one does."""
     stored = guard_check.stored_code(_checked_method, _checks())
-    assert set(stored) == {"sha256", "code"}
+    assert set(stored) == {"sha256", "outline", "code"}
+    reads = []
+    real = guard_check._source_code
+    monkeypatch.setattr(guard_check, "_source_code", lambda source, *a, **k: reads.append(source) or real(source, *a,
+                                                                                                            **k))
     call, modes = _guarded_counting_compiles(monkeypatch, stored)
     assert call(torch.zeros(8), 3) == ("ran", 3)
-    assert modes == []
+    assert modes == [] and reads == []
     assert call(torch.zeros(2), 3) == ("failed", "LAMBDA_GUARD")
     assert call(torch.zeros(8), 4) == ("failed", "EQUALS_MATCH")
-    assert modes == ["exec"]  # the slow path that names the failing check, written at the first failure
+    assert modes == ["exec"] and reads  # the slow path that names the failing check, written at the first failure
+
+
+def test_the_outline_follows_what_the_check_does(monkeypatch):
+    """Another source, another signature or another check kind: another outline; the same specs read back from JSON:
+    the same outline. A constant is bound, not written: a check stored for `n == 3` has the outline of `n == 4`, and
+    loaded for `n == 4` it compares with 4."""
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset({"L['x']"}))
+    sizes = translate("LAMBDA_GUARD", None, ["4 <= L['x'].size()[0]", "L['n'] != 1"], None, **kw)
+
+    def outline(function, specs):
+        return guard_check._Written(function, specs, {}).outline()
+
+    def other_signature(self, x, n, *rest, mask=None):
+        return None
+
+    base = outline(_checked_method, _checks())
+    others = [
+        outline(_checked_method, translate("LAMBDA_GUARD", None, ["4 <= L['x'].size()[1]", "L['n'] != 1"], None,
+                                           **kw) + translate("EQUALS_MATCH", "L['n']", ["L['n'] == 3"], 3, **kw)),
+        outline(other_signature, _checks()),
+        outline(_checked_method, sizes + translate("TYPE_MATCH", "L['n']", ["type(L['n']) is int"], 3, **kw)),
+    ]
+    assert len({base, *others}) == 4
+    assert outline(_checked_method, [guard_kinds.from_json(s.to_json()) for s in _checks()]) == base
+    four = sizes + translate("EQUALS_MATCH", "L['n']", ["L['n'] == 4"], 4, **kw)
+    assert outline(_checked_method, four) == base
+    stored, reads, real = guard_check.stored_code(_checked_method, _checks()), [], guard_check._source_code
+    monkeypatch.setattr(guard_check, "_source_code", lambda *a, **k: reads.append(a) or real(*a, **k))
+    check = guard_check.guarded_method(_checked_method, _checked_method, four, lambda spec, *a, **k: "failed", {},
+                                       stored=stored)
+    call = types.MethodType(check, object())
+    assert call(torch.zeros(8), 4) == ("ran", 4) and reads == []
+    assert call(torch.zeros(8), 3) == "failed"
 
 
 def _stored_variants():
@@ -270,7 +308,9 @@ def _stored_variants():
     return {
         "none": None,
         "not a dict": "x",
-        "another source": {**good, "sha256": "0" * 64},
+        "another check": {**good, "outline": "0" * 64},
+        "no outline": {"sha256": good["sha256"], "code": good["code"]},
+        "outline not a str": {**good, "outline": 1},
         "not base64": {**good, "code": "!!!"},
         "not compressed": {**good, "code": base64.b64encode(b"garbage").decode("ascii")},
         "not marshal": {**good, "code": packed(b"\xff\x00garbage")},
@@ -282,8 +322,9 @@ def _stored_variants():
 
 @pytest.mark.parametrize("case", list(_stored_variants()))
 def test_a_stored_check_that_does_not_fit_is_compiled_again(monkeypatch, case):
-    """A record without stored code, with code for another source, or with a value that does not decode to code
-    written for this check: the check is compiled from its source, and it checks the same."""
+    """A record without stored code, with code for another check (another outline) or without an outline, or with a
+    value that does not decode to code written for this check: the check is compiled from its source, and it
+    checks the same."""
     call, modes = _guarded_counting_compiles(monkeypatch, _stored_variants()[case])
     assert modes == ["exec"]
     assert call(torch.zeros(8), 3) == ("ran", 3)

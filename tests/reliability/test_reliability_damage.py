@@ -126,7 +126,18 @@ STALE: dict[str, Callable[[Case], None]] = {
         case.valid, lambda p: p["environment"].update(cpu_capability="NO AVX"))),
     "edited method (code digest)": lambda case: _write(case, reseal(
         case.valid, lambda p: p["function"].update(code_digest="0" * 64))),
+    "a guard source no check can read (resealed, its stored check kept)": lambda case: _write(case, reseal(
+        case.valid, _unreadable_guard_source)),
 }
+def _unreadable_guard_source(payload: dict) -> None:
+    """A record whose stored check has an outline is read without validating its guards (they were validated when
+    it was written); one of them damaged after that changes the outline, so the warm start writes the check, and
+    reading that source refuses it."""
+    assert "outline" in payload["guard_code"], payload["guard_code"]
+    spec = next(spec for spec in payload["guards"] if isinstance(spec.get("source"), str))
+    spec["source"] = spec["source"] + ".__class__("
+
+
 #: folders above compiled_module replaced by symlinks: the lazy path never follows them (readable_cache does: the
 #: caller named that path, and only a symlinked file is refused by RC-1)
 LEVELS: dict[str, Callable[[Case], None]] = {
@@ -137,8 +148,8 @@ LEVELS: dict[str, Callable[[Case], None]] = {
 
 @pytest.mark.reliability(
     "Damaged file, lazy path: zero length, truncated at 6 offsets, another implementation's, older/newer format, "
-    "other torch, Python or CPU, edited method, resealed without its graph, 4 wrong modes, other owner, directory, "
-    "FIFO, symlinked file or parent folder",
+    "other torch, Python or CPU, edited method, resealed without its graph or with a guard source no check reads, "
+    "4 wrong modes, other owner, directory, FIFO, symlinked file or parent folder",
     "rebuilt with a `Discarding ... cache` warning; outputs = plain method; one valid 0600 file at the real path; "
     "nothing outside the root touched; no hang",
 )

@@ -9,9 +9,10 @@ call as Dynamo runs its guards (CC-21: state changed between two warm calls coun
 None-ness, container lengths, values, aliasing, the classes and code reached, module attributes, hooks, and the
 ambient state (PyTorch's C++ `GlobalStateGuard`, loaded through `_torch` without Dynamo). A call that fails it goes
 to `on_fail` with the failing check, before any kernel runs. Only identifiers, constant keys and the validated
-templates of `guard_spec` reach generated code. Compiling that code is about a third of a transformers model's guard
-work, so a record keeps it compiled (`stored_code`, written by the cold process); a warm start whose check writes
-the very same source (its SHA-256) loads that code instead of compiling the source again.
+templates of `guard_spec` reach generated code. Reading every source, writing that code and compiling it were over
+half of a transformers model's guard work, so a record keeps it compiled (`stored_code`, written by the cold
+process) with its outline: the check with each read of a source as a placeholder. A warm start whose check has the
+same outline binds what that code binds, in the same order, and loads it without reading a source.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from torchair_ref import _torch
 from torchair_ref.inference import guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
-from torchair_ref.inference.guard_values import qualified_name
+from torchair_ref.inference.guard_values import code_digest, qualified_name
 
 
 def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
@@ -102,6 +103,12 @@ class _Writer:
         self._names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps each bound object alive, so its id is not reused while names map it
 
+    def reading(self, read: Callable[[str], str]) -> _Writer:
+        """A writer that reads sources with `read` and binds in this one's namespace, under this one's names."""
+        other = _Writer(self._namespace, read)
+        other._names, other._kept = self._names, self._kept
+        return other
+
     def read(self, source: str) -> str:
         return self._read(source)
 
@@ -146,7 +153,8 @@ def global_state_now() -> str:
 
 class _Written:
     """CC-21: the per-call check of `specs` for `function` as generated code: its `source`, the `namespace` binding
-    what it names, and what the slow path (`_tq_which`) needs to write its own code."""
+    what it names, and what the slow path (`_tq_which`) needs to write its own code. Its `outline` is the same check
+    with each read of a source left as a placeholder: what a stored check is matched by, without reading a source."""
 
     def __init__(self, function: types.FunctionType, specs: list[GuardSpec], namespace: dict[str, Any]) -> None:
         code = function.__code__
@@ -171,32 +179,74 @@ class _Written:
                           "_tq_dict": dict, "_tq_type": type,
                           "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))})
         self.namespace = namespace
-        arguments = set(names) | {varargs, varkw}
+        self._arguments: set[str | None] = {*names, varargs, varkw}
+        self.pack, self.forward = ", ".join(params), ", ".join(call)
+        self.title = f"<torchair_ref guards of {function.__qualname__}>"
+        self._writer = _Writer(namespace, _no_read)
+        self._written: tuple[list[str], list[str], str] | None = None
+
+    def outline(self) -> str:
+        """The SHA-256 of the check with each read of a source as a placeholder (`_tq_p{n}`, the sources listed in
+        that order), of the signature and of the code that turns it into the source: the same outline, under the
+        same implementation, is the same source; it binds what the source binds, in the same order."""
+        sources: list[str] = []
+
+        def placeholder(source: str) -> str:
+            sources.append(source)
+            return f"_tq_p{len(sources) - 1}"
+
+        writer = self._writer.reading(placeholder)
+        tests = [spec.test(writer) for spec in self.specs]
+        text = "\n".join([*_generator(), self.title, self.pack, self.forward, *tests, "", *sources])
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _write(self) -> tuple[list[str], list[str], str]:
         # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a
         # deep module share most of their paths. The slow path (`_tq_which`, only after a failure) runs each read
         # and each check alone.
-        hoisted: dict[str, str] = {}
-        self.reads: list[str] = []
-        fast = _Writer(namespace, lambda source: _source_code(source, arguments, hoisted, self.reads))
-        self.tests = [spec.test(fast) for spec in self.specs]
-        self.pack = ", ".join(params)
-        forward = ", ".join(call)
-        self.title = f"<torchair_ref guards of {function.__qualname__}>"
-        self.source = (
-            f"def guarded({self.pack}):\n"
-            "    try:\n"
-            + "".join(f"        {line}\n" for line in self.reads)
-            + f"        ok = {' and '.join(f'({t})' for t in self.tests) or 'True'}\n"
-            "    except Exception:\n"
-            "        ok = False\n"
-            "    if ok:\n"
-            f"        return _tq_run({forward})\n"
-            f"    return _tq_fail(_tq_find({forward}), {forward})\n"
-        )
+        if self._written is None:
+            hoisted: dict[str, str] = {}
+            reads: list[str] = []
+            fast = self._writer.reading(lambda source: _source_code(source, self._arguments, hoisted, reads))
+            tests = [spec.test(fast) for spec in self.specs]
+            source = (
+                f"def guarded({self.pack}):\n"
+                "    try:\n"
+                + "".join(f"        {line}\n" for line in reads)
+                + f"        ok = {' and '.join(f'({t})' for t in tests) or 'True'}\n"
+                "    except Exception:\n"
+                "        ok = False\n"
+                "    if ok:\n"
+                f"        return _tq_run({self.forward})\n"
+                f"    return _tq_fail(_tq_find({self.forward}), {self.forward})\n"
+            )
+            self._written = reads, tests, source
+        return self._written
+
+    @property
+    def reads(self) -> list[str]:
+        return self._write()[0]
+
+    @property
+    def tests(self) -> list[str]:
+        return self._write()[1]
+
+    @property
+    def source(self) -> str:
+        return self._write()[2]
 
     def digest(self) -> str:
         """The SHA-256 of the source: what a stored check is kept under."""
         return hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _no_read(source: str) -> str:
+    raise AssertionError(f"a source read outside a check: {source}")
+
+
+def _generator() -> list[str]:
+    """The digests of the code that writes a check's source from its outline (another writer: another outline)."""
+    return [code_digest(f.__code__) for f in _WRITERS]
 
 
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
@@ -236,23 +286,34 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
 
 def stored_code(function: types.FunctionType, specs: list[GuardSpec]) -> dict[str, str]:
     """CC-14: the per-call check of `specs` for `function` compiled now, as a record keeps it: the SHA-256 of its
-    source and its code (marshalled, compressed, base64). `guarded_method` loads it for the same source."""
+    source, its outline (`_Written.outline`, from a writer of its own so that it binds in the same order) and its
+    code (marshalled, compressed, base64). `guarded_method` loads it for the same outline; the SHA-256 names it in
+    `readable_cache`."""
     written = _Written(function, specs, {})
     code = compile(written.source, written.title, "exec")
-    return {"sha256": written.digest(), "code": base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")}
+    return {"sha256": written.digest(), "outline": _Written(function, specs, {}).outline(),
+            "code": base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")}
 
 
 def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
-    """CC-14/CC-17: the stored code when `stored` holds code for this very source, else the source compiled (a record
-    without it, another source, or a value that does not decode: the check is written here as it always could be)."""
-    if isinstance(stored, dict) and stored.get("sha256") == written.digest() and isinstance(stored.get("code"), str):
-        try:
-            code = marshal.loads(zlib.decompress(base64.b64decode(stored["code"], validate=True)))
-        except (binascii.Error, zlib.error, ValueError, EOFError, TypeError):
-            code = None
-        if isinstance(code, types.CodeType) and code.co_filename == written.title:
+    """CC-14/CC-17: the stored code when `stored` holds code for this check (the same outline: no source is read or
+    written), else the source compiled (a record without it, another check, or a value that does not decode to
+    code written for this check: the check is written here as it always could be)."""
+    if isinstance(stored, dict) and isinstance(stored.get("outline"), str) and stored["outline"] == written.outline():
+        code = _decoded(stored.get("code"), written.title)
+        if code is not None:
             return code
     return compile(written.source, written.title, "exec")
+
+
+def _decoded(value: Any, title: str) -> types.CodeType | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        code = marshal.loads(zlib.decompress(base64.b64decode(value, validate=True)))
+    except (binascii.Error, zlib.error, ValueError, EOFError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) and code.co_filename == title else None
 
 
 def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:
@@ -293,3 +354,7 @@ def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] |
             reads.append(f"{hoisted[code]} = {code}")
         code = hoisted[code]
     return code
+
+
+#: the functions that turn an outline into a check's source (`_generator`), as this module defines them
+_WRITERS = (_source_code, _Written._write, _Written.__init__, guard_spec.parsed_source.__wrapped__)
