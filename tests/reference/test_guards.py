@@ -298,6 +298,23 @@ def test_the_outline_follows_what_the_check_does(monkeypatch):
     assert call(torch.zeros(8), 3) == "failed"
 
 
+def _mode_method(self, mode):
+    return mode
+
+
+def test_a_string_in_a_check_that_looks_like_a_placeholder_stays_as_it_is():
+    """The source is written from the outline by replacing each read's placeholder (`_tq_p{n}`) with the code reading
+    it; a string constant holding such a name is kept as it is."""
+    kw = dict(fixed=frozenset({"self"}), graph_inputs=frozenset())
+    specs = translate("LAMBDA_GUARD", None, ["L['mode'] == '_tq_p0 \\'_tq_p1\\''"], None, **kw)
+    written = guard_check._Written(_mode_method, specs, {})
+    assert written.source.count("_tq_p") == 2 and "mode == \"_tq_p0 '_tq_p1'\"" in written.source, written.source
+    check = guard_check.guarded_method(_mode_method, _mode_method, specs, lambda spec, *a, **k: "failed", {},
+                                       stored=guard_check.stored_code(_mode_method, specs))
+    call = types.MethodType(check, object())
+    assert call("_tq_p0 '_tq_p1'") == "_tq_p0 '_tq_p1'" and call("mode") == "failed"
+
+
 def _stored_variants():
     good = guard_check.stored_code(_checked_method, _checks())
 

@@ -21,6 +21,7 @@ import binascii
 import hashlib
 import inspect
 import marshal
+import re
 import types
 import zlib
 from collections.abc import Callable
@@ -183,32 +184,40 @@ class _Written:
         self.pack, self.forward = ", ".join(params), ", ".join(call)
         self.title = f"<torchair_ref guards of {function.__qualname__}>"
         self._writer = _Writer(namespace, _no_read)
+        self._outlined: tuple[list[str], list[str]] | None = None
         self._written: tuple[list[str], list[str], str] | None = None
 
+    def _outline(self) -> tuple[list[str], list[str]]:
+        """Each check's text with each read of a source as a placeholder (`_tq_p{n}`), and the sources read, in that
+        order: the one pass over the specs, which binds their constants (the source is written from it)."""
+        if self._outlined is None:
+            sources: list[str] = []
+
+            def placeholder(source: str) -> str:
+                sources.append(source)
+                return f"_tq_p{len(sources) - 1}"
+
+            writer = self._writer.reading(placeholder)
+            self._outlined = [spec.test(writer) for spec in self.specs], sources
+        return self._outlined
+
     def outline(self) -> str:
-        """The SHA-256 of the check with each read of a source as a placeholder (`_tq_p{n}`, the sources listed in
-        that order), of the signature and of the code that turns it into the source: the same outline, under the
-        same implementation, is the same source; it binds what the source binds, in the same order."""
-        sources: list[str] = []
-
-        def placeholder(source: str) -> str:
-            sources.append(source)
-            return f"_tq_p{len(sources) - 1}"
-
-        writer = self._writer.reading(placeholder)
-        tests = [spec.test(writer) for spec in self.specs]
+        """The SHA-256 of the outline (`_outline`), the signature and the code that writes the source from them: the
+        same outline, under the same implementation, is the same source, binding the same names in the same order."""
+        tests, sources = self._outline()
         text = "\n".join([*_generator(), self.title, self.pack, self.forward, *tests, "", *sources])
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def _write(self) -> tuple[list[str], list[str], str]:
-        # The fast path reads each distinct source prefix once per call, into a local (`hoisted`): the checks of a
-        # deep module share most of their paths. The slow path (`_tq_which`, only after a failure) runs each read
-        # and each check alone.
+        # Each placeholder replaced by the code reading its source. The fast path reads each distinct source prefix
+        # once per call, into a local (`hoisted`): the checks of a deep module share most of their paths. The slow
+        # path (`_tq_which`, only after a failure) runs each read and each check alone.
         if self._written is None:
+            outlined, sources = self._outline()
             hoisted: dict[str, str] = {}
             reads: list[str] = []
-            fast = self._writer.reading(lambda source: _source_code(source, self._arguments, hoisted, reads))
-            tests = [spec.test(fast) for spec in self.specs]
+            codes = [_source_code(source, self._arguments, hoisted, reads) for source in sources]
+            tests = [_PLACEHOLDER.sub(lambda m: m.group(1) or codes[int(m.group(2))], test) for test in outlined]
             source = (
                 f"def guarded({self.pack}):\n"
                 "    try:\n"
@@ -240,13 +249,17 @@ class _Written:
         return hashlib.sha256(self.source.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+#: a placeholder (group 2: its number), or a string literal as `repr` writes one (group 1), kept as it is
+_PLACEHOLDER = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|\b_tq_p([0-9]+)\b""")
+
+
 def _no_read(source: str) -> str:
     raise AssertionError(f"a source read outside a check: {source}")
 
 
 def _generator() -> list[str]:
     """The digests of the code that writes a check's source from its outline (another writer: another outline)."""
-    return [code_digest(f.__code__) for f in _WRITERS]
+    return [_PLACEHOLDER.pattern, *(code_digest(f.__code__) for f in _WRITERS)]
 
 
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
@@ -286,12 +299,11 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
 
 def stored_code(function: types.FunctionType, specs: list[GuardSpec]) -> dict[str, str]:
     """CC-14: the per-call check of `specs` for `function` compiled now, as a record keeps it: the SHA-256 of its
-    source, its outline (`_Written.outline`, from a writer of its own so that it binds in the same order) and its
-    code (marshalled, compressed, base64). `guarded_method` loads it for the same outline; the SHA-256 names it in
-    `readable_cache`."""
+    source, its outline (`_Written.outline`: what the source is written from) and its code (marshalled,
+    compressed, base64). `guarded_method` loads it for the same outline; the SHA-256 names it in `readable_cache`."""
     written = _Written(function, specs, {})
     code = compile(written.source, written.title, "exec")
-    return {"sha256": written.digest(), "outline": _Written(function, specs, {}).outline(),
+    return {"sha256": written.digest(), "outline": written.outline(),
             "code": base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")}
 
 
