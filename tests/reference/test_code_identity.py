@@ -196,3 +196,23 @@ def test_a_code_digest_is_the_same_after_a_round_trip_through_a_pyc() -> None:
     before = guard_values._code_digest(code)
     held = code.co_consts[-1]  # now the process holds that string twice
     assert held == "not shared yet" and guard_values._code_digest(code) == before
+
+
+def test_a_digest_takes_what_marshal_cannot_write_as_it_is() -> None:
+    """A class member named by a str subclass (`type()` keeps it), and an integer past `repr`'s 4300 digits in a
+    set constant: each digests, and as what it is (another name, another integer: another digest)."""
+    from torchair_ref.inference import guard_values
+
+    class Name(str):
+        pass
+
+    def method(self):
+        return 1
+
+    named = type("Named", (), {Name("m"): method, "__module__": __name__})
+    plain = type("Named", (), {"m": method, "__module__": __name__})
+    other = type("Named", (), {"n": method, "__module__": __name__})
+    assert guard_values.class_digest(named) == guard_values.class_digest(plain) != guard_values.class_digest(other)
+    big = "0x" + "f" * 4000
+    digests = {guard_values._code_digest(compile(f"x in {{{big}, {n}}}", "<big>", "eval")) for n in (1, 2)}
+    assert len(digests) == 2

@@ -78,6 +78,8 @@ def _marshallable(value: Any) -> Any:
 def _stable(value: Any) -> str:
     """A text for a constant that does not depend on the process (no ids, no set order)."""
     kind = type(value)
+    if kind is int:
+        return "int:" + hex(value)  # repr stops at 4300 digits
     if kind in _SCALARS:
         return kind.__name__ + ":" + repr(value)
     if isinstance(value, types.CodeType):
@@ -111,10 +113,11 @@ def class_digest(cls: type) -> str | None:
         members = vars(klass)
         for name in sorted(members):
             value = members[name]
+            key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
             for code in _codes_of(value):
-                parts.append((name, code_digest(code)))
+                parts.append((key, code_digest(code)))
             if value is None or type(value) in (int, float, bool, str):
-                parts.append((name, "=", value))
+                parts.append((key, "=", value))
     return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
 
 
