@@ -298,6 +298,24 @@ def test_the_outline_follows_what_the_check_does(monkeypatch):
     assert call(torch.zeros(8), 3) == "failed"
 
 
+def test_the_outline_follows_the_code_that_writes_the_source(monkeypatch):
+    """A source reader or writer of another build (here: another plain-source pattern in `guard_spec`) gives another
+    outline, so a stored check it wrote is not taken for this one's."""
+    import re
+
+    before = guard_check._Written(_checked_method, _checks(), {}).outline()
+    monkeypatch.setattr(guard_check, "_GENERATOR", [])
+    monkeypatch.setattr(guard_spec, "_PLAIN_SOURCE", re.compile(guard_spec._PLAIN_SOURCE.pattern + "?"))
+    assert guard_check._Written(_checked_method, _checks(), {}).outline() != before
+
+
+def test_a_template_not_written_as_ast_writes_it_is_rewritten_as_ast_would():
+    """A validated template in another spelling than `ast`'s (a comment, other spacing) is rewritten from `ast`'s
+    spelling: the comment does not swallow the rest of the check."""
+    written = guard_spec.substitute("_s0  !=  1 # note", {"_s0": "n"}, "_p_")
+    assert written == "n != 1" and eval(f"({written}) and True", {"n": 2})  # noqa: S307
+
+
 def _mode_method(self, mode):
     return mode
 

@@ -128,6 +128,10 @@ STALE: dict[str, Callable[[Case], None]] = {
         case.valid, lambda p: p["function"].update(code_digest="0" * 64))),
     "a guard source no check can read (resealed, its stored check kept)": lambda case: _write(case, reseal(
         case.valid, _unreadable_guard_source)),
+    "a module tensor's guard source no check can read (resealed)": lambda case: _write(case, reseal(
+        case.valid, lambda p: _damaged_tensor_guard(p, source=".__class__("))),
+    "a tensor guard's size that no tensor has (resealed)": lambda case: _write(case, reseal(
+        case.valid, lambda p: _damaged_tensor_guard(p, size=["eight"]))),
 }
 def _unreadable_guard_source(payload: dict) -> None:
     """A record whose stored check has an outline is read without validating its guards (they were validated when
@@ -136,6 +140,16 @@ def _unreadable_guard_source(payload: dict) -> None:
     assert "outline" in payload["guard_code"], payload["guard_code"]
     spec = next(spec for spec in payload["guards"] if isinstance(spec.get("source"), str))
     spec["source"] = spec["source"] + ".__class__("
+
+
+def _damaged_tensor_guard(payload: dict, source: str = "", size: list | None = None) -> None:
+    """The first tensor guard of a module's parameter (checked where the file loads, not by the per-call check whose
+    outline the record holds) given an unreadable source or a size no tensor has: the record is broken, not a
+    variant that does not fit this process."""
+    spec = next(spec for spec in payload["guards"] if spec["check"] == "tensor" and spec["when"] == "first")
+    spec["source"] += source
+    if size is not None:
+        spec["size"] = size
 
 
 #: folders above compiled_module replaced by symlinks: the lazy path never follows them (readable_cache does: the
@@ -148,8 +162,9 @@ LEVELS: dict[str, Callable[[Case], None]] = {
 
 @pytest.mark.reliability(
     "Damaged file, lazy path: zero length, truncated at 6 offsets, another implementation's, older/newer format, "
-    "other torch, Python or CPU, edited method, resealed without its graph or with a guard source no check reads, "
-    "4 wrong modes, other owner, directory, FIFO, symlinked file or parent folder",
+    "other torch, Python or CPU, edited method, resealed without its graph or with a guard source no check reads "
+    "(per call or at load) or a tensor size, 4 wrong modes, other owner, directory, FIFO, symlinked file or parent "
+    "folder",
     "rebuilt with a `Discarding ... cache` warning; outputs = plain method; one valid 0600 file at the real path; "
     "nothing outside the root touched; no hang",
 )

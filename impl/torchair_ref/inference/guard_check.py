@@ -22,6 +22,7 @@ import hashlib
 import inspect
 import marshal
 import re
+import sys
 import types
 import zlib
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from torchair_ref import _torch
 from torchair_ref.inference import guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
-from torchair_ref.inference.guard_values import code_digest, qualified_name
+from torchair_ref.inference.guard_values import module_digest, qualified_name
 
 
 def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
@@ -205,8 +206,8 @@ class _Written:
         """The SHA-256 of the outline (`_outline`), the signature and the code that writes the source from them: the
         same outline, under the same implementation, is the same source, binding the same names in the same order."""
         tests, sources = self._outline()
-        text = "\n".join([*_generator(), self.title, self.pack, self.forward, *tests, "", *sources])
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        parts = (_generator(), self.title, self.pack, self.forward, tests, sources)
+        return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
 
     def _write(self) -> tuple[list[str], list[str], str]:
         # Each placeholder replaced by the code reading its source. The fast path reads each distinct source prefix
@@ -258,8 +259,15 @@ def _no_read(source: str) -> str:
 
 
 def _generator() -> list[str]:
-    """The digests of the code that writes a check's source from its outline (another writer: another outline)."""
-    return [_PLACEHOLDER.pattern, *(code_digest(f.__code__) for f in _WRITERS)]
+    """The digests of the code that writes a check's source from its outline: this module and the source reader
+    (another writer: another outline), once per process."""
+    if not _GENERATOR:
+        _GENERATOR.extend(module_digest(sys.modules[name]) for name in (__name__, guard_spec.__name__))
+    return _GENERATOR
+
+
+#: `_generator`'s digests, computed at the first outline of the process
+_GENERATOR: list[str] = []
 
 
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
@@ -366,7 +374,3 @@ def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] |
             reads.append(f"{hoisted[code]} = {code}")
         code = hoisted[code]
     return code
-
-
-#: the functions that turn an outline into a check's source (`_generator`), as this module defines them
-_WRITERS = (_source_code, _Written._write, _Written.__init__, guard_spec.parsed_source.__wrapped__)

@@ -357,7 +357,7 @@ def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str
     or renamed by the `prefix` mapping (the generated code's own names for them) (pure). A template without a
     string constant is rewritten name by name (its names are only `_s{i}`, functions and keywords; a code that is
     not a name goes in parentheses); one with a string constant through `ast`, so that no text inside it changes."""
-    parse_expression(template)
+    template = _parsed_expression(template)[0]  # as `ast` writes it (a text a record holds may be written otherwise)
     if "'" not in template and '"' not in template:
         def name(match: re.Match[str]) -> str:
             token = match.group()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import marshal
+import re
 import sys
 import types
 from typing import Any
@@ -118,6 +119,23 @@ def class_digest(cls: type) -> str | None:
                 parts.append((key, code_digest(code)))
             if value is None or type(value) in (int, float, bool, str):
                 parts.append((key, "=", value))
+    return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
+
+
+def module_digest(module: types.ModuleType) -> str:
+    """A digest of what a module defines, in name order: its functions (through `functools` wrappers), its classes
+    (`class_digest`), its plain constants and its regular expressions."""
+    parts: list[Any] = []
+    for name, value in sorted(vars(module).items()):
+        function = getattr(value, "__wrapped__", value)
+        if isinstance(function, types.FunctionType) and function.__module__ == module.__name__:
+            parts.append((name, code_digest(function.__code__)))
+        elif isinstance(value, type) and value.__module__ == module.__name__:
+            parts.append((name, class_digest(value)))
+        elif type(value) in (int, float, bool, str):
+            parts.append((name, "=", value))
+        elif isinstance(value, re.Pattern):
+            parts.append((name, "re", str(value.pattern), value.flags))
     return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
 
 

@@ -91,13 +91,17 @@ class CacheRecord:
             raise RecordError(f"record has a malformed traced_sources entry: {exc}") from exc
         if not isinstance(payload["guards"], list):
             raise BrokenCacheError(f"the recorded guards are a {type(payload['guards']).__name__}, not a list")
-        # A record whose check was stored with its outline had every spec validated when it was written (by this
-        # implementation: the environment names its version, and the seal keeps the file as written); the warm
-        # start then reads no source, and validating them again was a sixth of its guard work. Without it, every
-        # spec is validated here; a stored check whose outline does not fit writes, and so reads, every source.
-        validate = not (isinstance(payload.get("guard_code"), dict) and "outline" in payload["guard_code"])
+        # A record whose check was stored with its outline had every spec's sources read when it was written, and a
+        # warm start whose check has that outline reads none of them: parsing them again here was a sixth of its
+        # guard work. They are left to the check (a damaged one changes the outline, and writing the check then
+        # reads it), but for the sources of the guards checked at load; every spec's values are checked here.
+        stored = payload.get("guard_code")
+        sources = not (isinstance(stored, dict) and isinstance(stored.get("outline"), str))
         try:
-            values["guards"] = [guard_kinds.from_json(spec, validate) for spec in payload["guards"]]
+            values["guards"] = [guard_kinds.from_json(spec, sources) for spec in payload["guards"]]
+            for spec in values["guards"]:
+                if not sources and not spec.per_call():
+                    spec.validate()
         except (UnknownGuard, TypeError, ValueError) as exc:
             raise BrokenCacheError(f"the recorded guards are not valid: {exc}") from exc
         values["inputs"] = tensor_spec.graph_inputs(payload["inputs"])

@@ -57,12 +57,12 @@ def translate(raw: RawGuard) -> list[GuardSpec]:
     raise UnknownGuard(f"{raw.kind} ({raw.text[:120]!r})")
 
 
-def from_json(data: Any, validate: bool = True) -> GuardSpec:
-    """A spec as a record stores it; UnknownGuard when it is not one this reference writes (with `validate`, its
-    sources and values are checked too, else only its kind and fields)."""
+def from_json(data: Any, sources: bool = True) -> GuardSpec:
+    """A spec as a record stores it; UnknownGuard when it is not one this reference writes (its kind, fields and
+    values; with `sources`, the sources it reads too)."""
     if not isinstance(data, dict) or data.get("check") not in CHECKS:
         raise UnknownGuard(f"not a guard spec: {data!r:.200}")
-    return CHECKS[data["check"]].from_json(data, validate)
+    return CHECKS[data["check"]].from_json(data, sources)
 
 
 for _module in sorted(info.name for info in pkgutil.iter_modules(__path__)):

@@ -47,7 +47,7 @@ class GlobalState(GuardSpec):
         json.loads(state)
         return [cls(raw.kind, "call", raw.text[:80], state)]
 
-    def validate(self) -> None:
+    def validate(self, sources: bool = True) -> None:
         json.loads(self.state)
 
     def test(self, code: Code) -> str:

@@ -96,16 +96,18 @@ class GuardSpec:
         source, sources = getattr(self, "source", None), getattr(self, "sources", None)
         return list(sources) if isinstance(sources, list) else [source] if isinstance(source, str) else []
 
-    def validate(self) -> None:
-        """Raise UnknownGuard when a spec read from a file is not one this reference could have written."""
-        for source in self.read_sources():
-            guard_spec.parsed_source(source)
+    def validate(self, sources: bool = True) -> None:
+        """Raise UnknownGuard when a spec read from a file is not one this reference could have written: its values
+        (a kind checks its own), and with `sources`, the sources it reads too."""
+        if sources:
+            for source in self.read_sources():
+                guard_spec.parsed_source(source)
 
     def to_json(self) -> dict[str, Any]:
         return {"check": self.check, **dataclasses.asdict(self)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], validate: bool = True) -> GuardSpec:
+    def from_json(cls, data: dict[str, Any], sources: bool = True) -> GuardSpec:
         names = _field_names(cls)
         missing = [name for name in names if name not in data]
         if missing:
@@ -113,8 +115,7 @@ class GuardSpec:
         spec = cls(**{name: data[name] for name in names})
         if spec.when not in ("call", "first"):
             raise UnknownGuard(f"a {cls.check} guard has when={spec.when!r}")
-        if validate:
-            spec.validate()
+        spec.validate(sources)
         return spec
 
     def __post_init__(self) -> None:

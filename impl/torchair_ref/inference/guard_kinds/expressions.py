@@ -33,8 +33,8 @@ class Expr(GuardSpec):
             specs.append(cls(raw.kind, raw.when(sources), part, template, sources))
         return specs
 
-    def validate(self) -> None:
-        super().validate()
+    def validate(self, sources: bool = True) -> None:
+        super().validate(sources)
         guard_spec.parse_expression(self.expr)
 
     def test(self, code: Code) -> str:

@@ -56,8 +56,8 @@ class Tensor(GuardSpec):
     def spec(self) -> TensorSpec:
         return TensorSpec.layout(self.dtype, self.device, self.size, self.stride)
 
-    def validate(self) -> None:
-        super().validate()
+    def validate(self, sources: bool = True) -> None:
+        super().validate(sources)
         try:
             self.spec  # noqa: B018 - built here so that a spec no TensorSpec can hold is refused when it loads
         except BrokenCacheError as exc:

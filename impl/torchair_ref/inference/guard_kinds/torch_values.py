@@ -52,8 +52,8 @@ class TorchValue(GuardSpec):
         name = next(name for name, kind in _TYPES.items() if type(raw.value) is kind)
         return [cls(raw.kind, raw.when([source]), raw.text, source, str(raw.value), name)]
 
-    def validate(self) -> None:
-        super().validate()
+    def validate(self, sources: bool = True) -> None:
+        super().validate(sources)
         torch_value(self.type, self.value)
 
     def test(self, code: Code) -> str:
