@@ -14,8 +14,8 @@ loads the graph; here the graph comes first):
   (`guard_check.first_call_failure`, as `loading.guards` calls it);
 - `graph`: the compiled graph loaded (`compilers.load`: kernels, wrapper);
 - `wrap`: Dynamo's bytecode rebound to the loaded graph (`bytecode.rebuild`);
-- `guard_code`: the per-call guard function generated (`guard_check.guarded_method`), here around a no-op (its
-  code loaded from the record's stored check when the source is the same, as the warm start does);
+- `guard_code`: the per-call guard function made (`guard_check.guarded_method`), here around a no-op (its code
+  loaded from the record's stored check when its outline is the same, as the warm start does);
 - `guards_first`: that function called once with the cold inputs: every per-call guard's first evaluation;
 - `first_call` and `repeat`: the warm function (the guards around the graph, as the warm start builds it) called
   with the cold inputs, twice.

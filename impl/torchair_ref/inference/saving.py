@@ -87,8 +87,8 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
 def _stored_check(function: types.FunctionType, saved: dict[str, Any]) -> dict[str, str] | None:
     """CC-14: the per-call check a warm start writes from this record, compiled now (`guard_check.stored_code`): from
     the guards as the warm start reads them back (through JSON, as the file keeps them: equal values are then
-    distinct objects, as a warm start finds them, and each gets its own name), so that its source is the one the warm
-    start writes. None when the check cannot be written here: it only saves the warm start a compile, so the record
+    distinct objects, as a warm start finds them, and each gets its own name), so that its outline is the one the warm
+    start writes. None when the check cannot be written here: it only saves the warm start work, so the record
     is saved without it and the warm start writes (or refuses, saying why) the check as it always could."""
     try:
         read_back = json.loads(json.dumps(saved["guards"], sort_keys=True, separators=(",", ":")))
