@@ -109,17 +109,18 @@ def test_sources_past_what_ast_reads_are_refused_as_guards(text):
 def _templates():
     """Guard expressions as `parse_expression` leaves them: comparisons, arithmetic, `and`/`or`/`not`, `is`, the
     functions a template may call, names `_s{i}`, numbers (exponents too) and, sometimes, a string constant."""
-    leaf = st.one_of(st.sampled_from(["_s0", "_s1", "_s2", "_s10"]), st.integers(-3, 10**6).map(str),
+    leaf = st.one_of(st.sampled_from(["_s0", "_s1", "_s2", "_s10", "math.inf"]), st.integers(-3, 10**6).map(str),
                      st.sampled_from(["1e+20", "2.5", "1e-05", "None", "True", "'s0'", "'_s1 and max'"]))
 
     def extend(inner):
         return st.one_of(
             st.builds(lambda a, op, b: f"({a}) {op} ({b})", inner,
                       st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "is", "is not", "+", "-", "*", "//", "%",
-                                       "**", "and", "or"]), inner),
+                                       "**", "/", "and", "or"]), inner),
             st.builds(lambda op, a: f"{op}({a})", st.sampled_from(["not ", "-"]), inner),
             st.builds(lambda f, a, b: f"{f}({a}, {b})", st.sampled_from(["max", "min"]), inner, inner),
-            st.builds(lambda f, a: f"{f}({a})", st.sampled_from(["abs", "isnan"]), inner),
+            st.builds(lambda f, a: f"{f}({a})", st.sampled_from(["abs", "math.isnan", "math.ceil", "math.floor",
+                                                                  "round", "torch.sym_float"]), inner),
         )
 
     return st.recursive(leaf, extend, max_leaves=8)
@@ -139,7 +140,7 @@ def test_a_template_is_rewritten_as_ast_rewrites_it(text: str, reads: list[str])
     except guard_spec.UnknownGuard:
         return
     codes = dict(zip(["_s0", "_s1", "_s2", "_s10"], reads))
-    names = {"max": "_tq_b0", "min": "_tq_b1", "abs": "_tq_b2", "isnan": "_tq_b3"}
+    names = {name: f"_tq_b{n}" for n, name in enumerate(sorted(guard_spec.FUNCTIONS))}
     if any(n not in codes for n in ("_s0", "_s1", "_s2", "_s10") if n in template):
         return
 

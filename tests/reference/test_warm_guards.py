@@ -76,6 +76,34 @@ def arguments(signature: str, body: str, cold: str, warm: str, names: tuple, dyn
     return Case(ARGUMENTS.format(signature=signature, body=body, cold=cold, warm=warm), dynamic, names, inductor)
 
 
+#: a shape guard with `math.ceil` and `/` (MobileViT rounds its patch grid up this way): Dynamo guards
+#: `(-1)*L['x'].size()[0] + 4*math.ceil(L['x'].size()[0] / 4) == 0` for the 8 rows of the cold call
+CEIL = """
+import math
+
+
+class Model(torch.nn.Module):
+    def __init__(self, options):
+        super().__init__()
+        self.cached = torchair_ref.inference.cache_compile(self.run, **options)
+
+    def run(self, x):
+        pad = math.ceil(x.size(0) / 4) * 4 - x.size(0)
+        return (torch.nn.functional.pad(x, (0, 0, 0, pad)) if pad else x) * 2
+
+
+def build(options):
+    return Model(options)
+
+
+def cold(model):
+    yield (model, (torch.randn(8, 3),), {{}})
+
+
+def warm(model):
+    yield (model, (torch.randn({warm}),), {{}})
+"""
+
 CASES = {
     # (a) symbolic size relations, cached with 8 rows
     "slice_constant": one_input("return x[:4] * 2", "8, 3", "2, 3"),
@@ -86,6 +114,7 @@ CASES = {
     "branch_on_size": one_input("return x * 2 if x.size(0) > 3 else x - 1", "8, 3", "2, 3", inductor=False),
     "squeeze_batch_one": one_input("return x.squeeze() + 1", "8, 1, 6", "1, 1, 6"),
     "empty_input": one_input("return x.amax(0)", "8, 3", "0, 3"),
+    "ceil_of_size": Case(CEIL.format(warm="6, 3"), names=("size", "ceil")),
     # (b) argument structure
     "same_tensor_twice": arguments("x, y", "return x * 2 + y", "(a, a)", "(a, b)",
                                    ("alias", "same", "duplicate", " is l[")),
@@ -149,3 +178,14 @@ def test_warm_call_the_cold_trace_would_not_serve(cold_folders: dict[str, Path],
     if phase == "later":
         warm_guards.assert_loaded(report)
     warm_guards.assert_never_served_silently(report, CASES[name].names)
+
+
+def test_a_shape_guard_with_ceil_serves_the_sizes_it_accepts(tmp_path: Path) -> None:
+    """CC-14, CC-21: a cold trace whose shape guard uses `math.ceil` and `/` is cached, and a warm process whose
+    call has other rows the guard accepts (12: no padding either) loads it and traces nothing."""
+    case = Case(CEIL.format(warm="12, 3"))
+    script = warm_guards.write(tmp_path, "case", case)
+    warm_guards.cold_cache(script, case, tmp_path)
+    report = warm_guards.run(script, "warm", case, warm_guards.copy_cache(tmp_path, tmp_path / "warm"))
+    warm_guards.assert_loaded(report)
+    assert report["unique_graphs"] == 0, report["warnings"]

@@ -96,7 +96,7 @@ def _unreadable_code() -> dict[str, str]:
 def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) -> dict[str, Any]:
     """Every leaf guard Dynamo holds for the traced method, with the reference translator's verdict on each."""
     from torchair_ref import _torch
-    from torchair_ref.inference import guard_check, guard_kinds, guard_spec
+    from torchair_ref.inference import guard_check, guard_kinds, guard_read, guard_spec
 
     code, function, args, kwargs, graph_inputs = _trace(built, method_name, steps, dynamic)
     entries = _torch.cache_entries(code)
@@ -119,7 +119,7 @@ def guards(built: patterns.Built, method_name: str, steps: list, dynamic: bool) 
         return value, kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
     def add(kind: str, source: str | None, guard: Any) -> None:
-        parts = [guard_spec.strip_comment(p) for p in guard.verbose_code_parts()]
+        parts = [guard_read.strip_comment(p) for p in guard.verbose_code_parts()]
         value, value_type = value_at(source)
         if kind == "DEFAULT_DEVICE":
             value = _torch.default_device_module().CURRENT_DEVICE

@@ -14,6 +14,8 @@ from __future__ import annotations
 import collections
 import copy
 import inspect
+import io
+import tokenize
 import types
 from typing import Any, cast
 
@@ -21,8 +23,19 @@ import torch
 
 from torchair_ref import _torch
 from torchair_ref.errors import UncacheableError
-from torchair_ref.inference import guard_check, guard_kinds, guard_spec, record
+from torchair_ref.inference import guard_check, guard_kinds, record
 from torchair_ref.inference.guard_kinds import GuardSpec, RawGuard, UnknownGuard
+
+
+def strip_comment(text: str) -> str:
+    """Dynamo's verbose code text without its trailing `# user line # file:line` comments (pure)."""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                return text[:token.start[1]].rstrip()
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return text.strip()
 
 
 class Before:
@@ -74,7 +87,7 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
 
     def add(kind: str, source: str | None, guard: Any, value: Any = None) -> None:
         if guard is not None:
-            parts = tuple(guard_spec.strip_comment(p) for p in guard.verbose_code_parts())
+            parts = tuple(strip_comment(p) for p in guard.verbose_code_parts())
         else:  # a guard of our own (a dict's length): its text says what it checks
             parts = (f"len({source}) == {len(value)}",)
         raw = RawGuard(kind, source, parts, value, fixed, graph_inputs)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import keyword
 import math
 import re
-import tokenize
 from collections.abc import Iterable
 from typing import Any, cast
+
+import torch
 
 from torchair_ref import _torch
 
@@ -35,21 +35,16 @@ from torchair_ref.inference.guard_values import qualified_name as qualified_name
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
 _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
 _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
-_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)
-#: the functions a guard expression may call, by the name it calls them
-FUNCTIONS = {"max": max, "min": min, "abs": abs, "isnan": math.isnan}
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+#: the pure functions (and constants) a guard expression may use, by the name a template holds them under: those
+#: Dynamo's shape-guard printer (`torch.utils._sympy.printers.PythonPrinter`) writes, and `math.isnan` (a float
+#: argument the graph specialised on); `_DOTTED` maps the dotted names it writes to them
+_MATH = ("isnan", "floor", "ceil", "trunc", "log2", "cos", "cosh", "acos", "sin", "sinh", "asin", "tan", "tanh", "atan",
+         "inf", "nan")
+FUNCTIONS: dict[str, Any] = {"max": max, "min": min, "abs": abs, "round": round, "sym_float": torch.sym_float,
+                             **{name: getattr(math, name) for name in _MATH}}
 _FUNCTIONS = frozenset(FUNCTIONS)
-
-
-def strip_comment(text: str) -> str:
-    """Dynamo's verbose code text without its trailing `# user line # file:line` comments (pure)."""
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                return text[:token.start[1]].rstrip()
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return text.strip()
+_DOTTED = {**{f"math.{name}": name for name in _MATH}, "torch.sym_float": "sym_float"}
 
 
 # -- sources -----------------------------------------------------------------------------------------------------
@@ -323,10 +318,10 @@ def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
 
     class Replace(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> ast.AST:
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "isnan"
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "math"):
-                # a float argument the graph specialised on: Dynamo guards `not math.isnan(L['scale'])`
-                node.func = ast.Name(id="isnan", ctx=ast.Load())
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and f"{node.value.id}.{node.attr}" in _DOTTED):
+                # `math.ceil(...)` in a shape guard, `not math.isnan(L['scale'])`: the name a template holds
+                return ast.Name(id=_DOTTED[f"{node.value.id}.{node.attr}"], ctx=ast.Load())
             if isinstance(node, ast.expr) and _source_of(node) is not None:
                 text = ast.unparse(node)
                 if text not in sources:
