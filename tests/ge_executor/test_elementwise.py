@@ -66,7 +66,7 @@ def test_minimum_and_maximum_broadcast(op_type, want):
     assert run_op(op_type, [X, ROW])[0].tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("op_type", ["Minimum", "Maximum", "Less", "LessEqual", "GreaterEqual"])
+@pytest.mark.parametrize("op_type", ["Minimum", "Maximum", "Less", "LessEqual", "GreaterEqual", "NotEqual"])
 def test_two_operands_of_two_dtypes_are_refused(op_type):
     """x2 "of the same type as x1" (CANN elewise_calculation_ops.h for each of these REG_OPs)."""
     with pytest.raises(UnsupportedDtypeError, match=op_type):
@@ -82,10 +82,10 @@ def test_minimum_refuses_int16_as_its_registration_does():
 
 
 @pytest.mark.parametrize("op_type,compare", [("Less", torch.lt), ("LessEqual", torch.le),
-                                             ("GreaterEqual", torch.ge)])
+                                             ("GreaterEqual", torch.ge), ("NotEqual", torch.ne)])
 def test_comparisons_broadcast_to_bool(op_type, compare):
-    """RAW_OPS:10053 REG_OP(Less), 10773 REG_OP(LessEqual), 10014 REG_OP(GreaterEqual): RealNumberType in, bool
-    out."""
+    """RAW_OPS:10053 REG_OP(Less), 10773 REG_OP(LessEqual), 10014 REG_OP(GreaterEqual), 10882 REG_OP(NotEqual):
+    RealNumberType in (no bool), bool out."""
     rows, cols = torch.arange(3).reshape(3, 1), torch.arange(4).reshape(1, 4)
     (got,) = run_op(op_type, [cols, rows])
     assert got.dtype == torch.bool and got.tolist() == compare(cols, rows).tolist()
@@ -132,3 +132,9 @@ def test_floor_div_rounds_toward_minus_infinity():
     torch.testing.assert_close(run_op("FloorDiv", [X, ROW])[0], torch.floor(X / ROW))
     with pytest.raises(UnsupportedDtypeError, match="FloorDiv"):
         run_op("FloorDiv", [a, b.int()])
+
+
+def test_not_equal_holds_for_nan():
+    """NotEqual is x1 != x2 element-wise: NaN differs from everything, itself included."""
+    x = torch.tensor([1.0, float("nan"), 2.0])
+    assert run_op("NotEqual", [x, torch.tensor([1.0, float("nan"), 3.0])])[0].tolist() == [False, True, True]

@@ -38,3 +38,26 @@ def test_reduce_max_of_no_element_is_refused_not_invented():
         run_op("ReduceMax", [torch.empty(0, 3), torch.tensor([0])])
     with pytest.raises(UnsupportedDtypeError, match="ReduceMax"):
         run_op("ReduceMax", [X.to(torch.complex64), torch.tensor([0])])
+
+
+def test_top_k_v2_largest_and_smallest_with_int32_indices():
+    """RAW_OPS:77413 REG_OP(TopKV2): k a 0-d int32 tensor, values in x's dtype, int32 indices; the k largest in
+    descending order (``largest``), else the k smallest ascending, along the last dimension."""
+    x = torch.tensor([[3.0, -1.0, 7.0, 0.5], [2.0, 9.0, -4.0, 1.0]])
+    values, indices = run_op("TopKV2", [x, torch.tensor(2, dtype=torch.int32)], 2, sorted=True, dim=-1, largest=True)
+    assert values.tolist() == [[7.0, 3.0], [9.0, 2.0]] and indices.tolist() == [[2, 0], [1, 0]]
+    assert indices.dtype == torch.int32
+    values, indices = run_op("TopKV2", [x.int(), torch.tensor(3, dtype=torch.int32)], 2, dim=1, largest=False)
+    assert values.tolist() == [[-1, 0, 3], [-4, 1, 2]] and indices.tolist() == [[1, 3, 0], [2, 3, 0]]
+
+
+@pytest.mark.parametrize("k,dim,why", [(5, -1, "k=5"), (-1, -1, "k=-1"), (1, 0, "last dimension")])
+def test_top_k_v2_refuses_what_cann_does_not_define(k, dim, why):
+    """The last dimension has at least k elements, and the op works along the last dimension (CANN's TopKV2 docs;
+    ``dim`` is reserved there)."""
+    with pytest.raises(GraphCheckError, match=why):
+        run_op("TopKV2", [X, torch.tensor(k, dtype=torch.int32)], dim=dim)
+    with pytest.raises(GraphCheckError, match="int32"):
+        run_op("TopKV2", [X, torch.tensor(1)])
+    with pytest.raises(UnsupportedDtypeError, match="TopKV2"):
+        run_op("TopKV2", [X.bool(), torch.tensor(1, dtype=torch.int32)])

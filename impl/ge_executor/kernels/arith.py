@@ -1,6 +1,6 @@
 """EX-11, IMPL-4: GE element-wise arithmetic, comparison, logic and type kernels (CANN semantics): broadcasting binary
 ops, ``Muls``, ``Neg``, ``Rsqrt``, ``Pow``, ``Minimum``, ``Maximum``, unary math (``Abs``, ``Exp``, ``Log``,
-``Sqrt``, ``Cos``, ``Sin``), comparisons (``Greater``, ``GreaterEqual``, ``Less``, ``LessEqual``), logic
+``Sqrt``, ``Cos``, ``Sin``), comparisons (``Greater``, ``GreaterEqual``, ``Less``, ``LessEqual``, ``NotEqual``), logic
 (``LogicalNot``, ``LogicalAnd``, ``BitwiseAnd``, ``Invert``), ``Cast``, and the parts of a complex tensor.
 
 Dtype sets come from each op's ``REG_OP`` in the wheel's generated raw ops (``RAW_OPS:<line>``; ``TensorType::X()``
@@ -144,6 +144,14 @@ def less(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
 def less_equal(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     """x1 <= x2, broadcast: a bool tensor."""
     return torch.le(required(op, inputs, 0), required(op, inputs, 1))
+
+
+@kernel("NotEqual", dtypes=REAL, same_dtype=X1_X2,
+        source=f"{RAW_OPS}:10882 REG_OP(NotEqual), RealNumberType() ({METADEF}); x1, x2 one dtype: CANN ops-math "
+               "not_equal_proto.h (\"x2 ... the data type is the same as x1\", broadcasting)")
+def not_equal(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x1 != x2, broadcast: a bool tensor (NaN differs from everything, itself included)."""
+    return torch.ne(required(op, inputs, 0), required(op, inputs, 1))
 
 
 @kernel("Minimum", dtypes=_MIN_MAX, same_dtype=X1_X2, source=f"{RAW_OPS}:10197 REG_OP(Minimum); {_HEADER}")

@@ -1,12 +1,12 @@
 """EX-11, IMPL-4: GE reduction kernels (CANN semantics): ``ReduceSum``, ``ReduceMean``, ``ReduceMax``; the axes are
 an input tensor, ``keep_dims`` an attr. And the cumulative sum ``Cumsum`` (axis an input, ``exclusive`` and
-``reverse`` attrs)."""
+``reverse`` attrs), and ``TopKV2``, the k largest or smallest along the last dimension."""
 
 from __future__ import annotations
 
 import torch
 
-from ge_executor.registry import BASIC, METADEF, RAW_OPS, OpView, input_ints, kernel, required
+from ge_executor.registry import BASIC, METADEF, RAW_OPS, REAL, OpView, input_ints, kernel, required
 
 
 @kernel("ReduceSum", dtypes=BASIC, source=f"{RAW_OPS}:70031 REG_OP(ReduceSum), NumberType() ({METADEF})")
@@ -56,3 +56,21 @@ def cumsum(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if op.b("exclusive", False):
         y = y - work
     return y.flip(axis) if op.b("reverse", False) else y
+
+
+@kernel("TopKV2", dtypes=REAL, source=f"{RAW_OPS}:77413 REG_OP(TopKV2), RealNumberType() ({METADEF}); k and indices "
+                                     "DT_INT32; CANN selection_ops.h: over the last dimension, of size at least k")
+def top_k_v2(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``k`` largest elements along the last dimension (the smallest with ``largest`` false), in descending
+    (ascending) order with ``sorted``, and their int32 indices. CANN documents the op over the last dimension and
+    ``dim`` as reserved, so another ``dim`` is refused, as is a ``k`` outside [0, that dimension's size]."""
+    x, k_tensor = required(op, inputs, 0), required(op, inputs, 1)
+    if k_tensor.dtype != torch.int32 or k_tensor.numel() != 1:
+        raise op.fail(f"k is a {k_tensor.dtype} tensor of {k_tensor.numel()} elements; TopKV2 takes a 0-d int32 k")
+    dim, k, size = op.i("dim", -1), int(k_tensor.reshape(-1)[0]), x.shape[-1] if x.dim() else 1
+    if x.dim() == 0 or dim not in (-1, x.dim() - 1):
+        raise op.fail(f"dim={dim} on a {x.dim()}-d input: TopKV2 works along the last dimension")
+    if not 0 <= k <= size:
+        raise op.fail(f"k={k} for a last dimension of size {size}")
+    values, indices = torch.topk(x, k, dim=-1, largest=op.b("largest", True), sorted=op.b("sorted", True))
+    return values, indices.to(torch.int32)

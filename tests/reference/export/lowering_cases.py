@@ -70,6 +70,12 @@ def cases() -> list[Case]:
         Case("hard-activations", Fn(lambda m, x: F.hardsigmoid(3 * x) + F.hardswish(3 * x)), (X,),
              {"HardSigmoid", "HardSwish"}),
         Case("bmm", Fn(lambda m, x, y: torch.bmm(x, y.transpose(1, 2))), (X, Y), {"BatchMatMul"}),
+        Case("baddbmm", Fn(lambda m, x, y, z: torch.baddbmm(z[:, :, :3], x, y.transpose(1, 2), alpha=0.5)),
+             (X, Y, _g(23, 2, 3, 5)), {"BatchMatMul", "Mul", "Add"}),
+        Case("pow-tensor", Fn(lambda m, x, a: (torch.pow(x.abs() + 1, x), torch.pow(torch.tensor(2.0), a))), (X, N),
+             {"Pow", "Cast"}),
+        Case("mul-scalar", Fn(lambda m, x, a: (torch.ops.aten.mul.Scalar(x, 0.5), torch.ops.aten.mul.Scalar(a, 3))),
+             (X, N), {"Mul"}),
         # compare: compare.py
         Case("le-tensor", Fn(lambda m, a, b: a <= b), (N, M), {"LessEqual"}),
         Case("le-bool", Fn(lambda m, a, b: a <= b), (B, C), {"LessEqual", "Cast"}),
@@ -78,6 +84,8 @@ def cases() -> list[Case]:
         Case("gt-mixed", Fn(lambda m, a, x: a > x[:, :, 0]), (N, X), {"Greater", "Cast"}),
         Case("gt-scalar", Fn(lambda m, x: x > 0.25), (X,), {"Greater"}),
         Case("ge-scalar", Fn(lambda m, a: a >= 1), (N,), {"GreaterEqual"}),
+        Case("ne", Fn(lambda m, a, b, x: (a != b, a != 1, x != 0.5, a != x[:, :, 0])), (N, M, X),
+             {"NotEqual", "Cast"}),
         Case("and-bool", Fn(lambda m, a, b: a & b), (B, C), {"LogicalAnd"}),
         Case("and-int", Fn(lambda m, a, b: a & b), (N, M), {"BitwiseAnd"}),
         Case("not", Fn(lambda m, a, b: (~a, ~b)), (B, N), {"LogicalNot", "Invert"}),
@@ -106,6 +114,9 @@ def cases() -> list[Case]:
              (_g(8, 2, 20, 16),), {"AsStrided", "Transpose"}),
         Case("tril", Fn(lambda m, x: (torch.tril(x, -1), torch.tril(torch.ones(4, 4, dtype=torch.bool)))), (X,),
              {"Tril", "Cast"}),
+        Case("arange-start", Fn(lambda m, x: x + torch.arange(1, 5) + torch.arange(-2, 2, dtype=torch.int32)), (X,),
+             {"Range", "Cast"}),
+        Case("split-with-sizes", Fn(lambda m, x: torch.split(x * 2, [1, 3], dim=2)), (X,), {"SplitV"}),
         # indexing: indexing.py
         Case("select", Fn(lambda m, x: x[:, -1] + x[1, 0]), (X,), {"GatherV2"}),
         Case("index", Fn(lambda m, x, i: x[i]), (X, PICK), {"IndexByTensor"}),
@@ -115,6 +126,13 @@ def cases() -> list[Case]:
         Case("sum", Fn(lambda m, x: (x.sum(), x.sum((0, 2), keepdim=True))), (X,), {"ReduceSum"}),
         Case("cumsum", Fn(lambda m, a: torch.cumsum(a, 1)), (N,), {"Cumsum"}),
         Case("softmax", Fn(lambda m, x: x.softmax(-1) + x.softmax(0)), (X,), {"SoftmaxV2"}),
+        Case("safe-softmax", Fn(lambda m, x: torch.ops.aten._safe_softmax(
+            x.masked_fill(torch.tensor([[True], [False], [True]]), float("-inf")), -1)), (X,),
+             {"SoftmaxV2", "ReduceMax", "SelectV2"}),
+        Case("safe-softmax-dtype", Fn(lambda m, x: torch.ops.aten._safe_softmax(x, 0, torch.float64)), (X,),
+             {"SoftmaxV2", "Cast"}),
+        Case("topk", Fn(lambda m, x: (*torch.topk(x, 2), *torch.topk(x * 3, 3, dim=2, largest=False))), (X,),
+             {"TopKV2", "Cast"}),
         # conv: conv.py
         Case("conv2d", Fn(lambda m, x: F.conv2d(x, m.w, m.b, stride=2, padding=1, groups=2), w=_g(9, 6, 2, 3, 3),
                           b=_g(10, 6)), (IMAGE,), {"Conv2D"}),
@@ -143,5 +161,6 @@ def cases() -> list[Case]:
 REFUSED = [
     ("as-strided-of-a-view", Fn(lambda m, x: x.transpose(0, 2).as_strided((2, 2), (1, 2))), (X,),
      "not contiguous from offset 0"),
+    ("arange-float", Fn(lambda m, x: x + torch.arange(0.5, 4.5)), (X,), "not integers"),
     ("conv-transposed", Fn(lambda m, x: F.conv_transpose2d(x, m.w), w=_g(22, 4, 2, 3, 3)), (IMAGE,), "transposed"),
 ]

@@ -90,6 +90,24 @@ def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
     return b.cast(product, dtype)
 
 
+def mul_scalar(b: Builder, node: Any, x: Value, y: Any) -> Value:
+    """``mul.Scalar`` -> ``Mul`` of both operands in the output dtype (mul.py:53-56: no ``Muls`` here)."""
+    dtype, shape = out(node)
+    return b.one("Mul", [("x1", b.promote(x, dtype)), ("x2", b.promote(y, dtype))], dtype, shape)
+
+
+def baddbmm(b: Builder, node: Any, x: Value, batch1: Value, batch2: Value, *, beta: Any = 1, alpha: Any = 1
+            ) -> Value:
+    """``baddbmm`` -> ``Add(Mul(BatchMatMul(batch1, batch2), alpha), Mul(x, beta))`` in the output dtype
+    (baddbmm.py:22-28; as there, ``x`` is multiplied by ``beta`` even when it is 0)."""
+    dtype, shape = out(node)
+    product = b.one("BatchMatMul", [("x1", batch1), ("x2", batch2)], batch1.dtype, shape,
+                    {"adj_x1": False, "adj_x2": False})
+    scaled = b.one("Mul", [("x1", product), ("x2", b.promote(alpha, product.dtype))], product.dtype, shape)
+    bias = b.one("Mul", [("x1", x), ("x2", b.promote(beta, x.dtype))], x.dtype, x.shape)
+    return b.one("Add", [("x1", b.promote(scaled, dtype)), ("x2", b.promote(bias, dtype))], dtype, shape)
+
+
 def _matmul_v2(b: Builder, x1: Value, x2: Value, bias: Value | None, dtype: Any, shape: Any) -> Value:
     return b.one("MatMulV2", [("x1", x1), ("x2", x2), ("bias", bias), ("offset_w", None)], dtype, shape,
                  {"transpose_x1": False, "transpose_x2": False, "offset_x": 0})
@@ -149,8 +167,9 @@ def gelu(b: Builder, node: Any, x: Value, *, approximate: str = "none") -> Value
     return b.one("GeluV2", [("x", x)], dtype, shape, {"approximate": approximate})
 
 
-def pow_scalar(b: Builder, node: Any, x: Value, exponent: Any) -> Value:
-    """``pow.Tensor_Scalar`` -> ``Pow(x, Const exponent)`` in the output dtype."""
+def pow_(b: Builder, node: Any, x: Value, exponent: Any) -> Value:
+    """``pow.Tensor_Scalar`` -> ``Pow(x, Const exponent)``, ``pow.Tensor_Tensor`` -> ``Pow(x, exponent)``, both
+    operands in the output dtype (pow.py:13-16)."""
     dtype, shape = out(node)
     return b.one("Pow", [("x1", b.promote(x, dtype)), ("x2", b.promote(exponent, dtype))], dtype, shape)
 
@@ -199,6 +218,7 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.add.Tensor: add,
     aten.sub.Tensor: sub,  # sub.py:14
     aten.mul.Tensor: mul,
+    aten.mul.Scalar: mul_scalar,
     aten.div.Tensor: div,  # div.py:15
     aten.minimum.default: minimum,  # minimum.py:19
     aten.abs.default: abs_,  # abs.py:10
@@ -208,6 +228,7 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.hardsigmoid.default: _unary("HardSigmoid", alpha=0.16666666, beta=0.5),  # hardsigmoid.py:26, defaults
     aten.hardswish.default: _unary("HardSwish"),  # hardswish.py:26
     aten.bmm.default: bmm,  # bmm.py:10
+    aten.baddbmm.default: baddbmm,
     # exp.py:6-10 casts a bool x to the output dtype; the reference casts any x of another dtype (an int x too,
     # which Exp's registration, UnaryDataType, does not take)
     aten.exp.default: _unary("Exp", promote=True, base=-1.0, scale=1.0, shift=0.0),
@@ -224,7 +245,8 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.rsqrt.default: _unary("Rsqrt"),
     aten.clone.default: _unary("Identity"),
     aten.lift_fresh_copy.default: _unary("Identity"),
-    aten.pow.Tensor_Scalar: pow_scalar,
+    aten.pow.Tensor_Scalar: pow_,
+    aten.pow.Tensor_Tensor: pow_,
     aten.native_layer_norm.default: layer_norm,
     aten.mean.dim: mean_dim,
     aten._to_copy.default: to_copy,

@@ -61,6 +61,14 @@ def gt(b: Builder, node: Any, x: Value, y: Any) -> Value:
     return b.one("Greater", [("x1", b.promote(x, common)), ("x2", b.promote(y, common))], dtype, shape)
 
 
+def ne(b: Builder, node: Any, x: Value, y: Any) -> Value:
+    """``ne.Tensor``/``ne.Scalar`` -> ``NotEqual``: both operands in ``torch.result_type`` of the traced operands
+    (ne.py:19-23, 32-37 and 46-51; unlike ``gt``, bool stays bool, which ``NotEqual``'s registration does not take)."""
+    common = torch.result_type(traced(node.args[0]), traced(node.args[1]))
+    dtype, shape = out(node)
+    return b.one("NotEqual", [("x1", b.promote(x, common)), ("x2", b.promote(y, common))], dtype, shape)
+
+
 def ge_scalar(b: Builder, node: Any, x: Value, y: Any) -> Value:
     """``ge.Scalar`` -> ``GreaterEqual(x, y in x's dtype)`` (ge.py:66-69)."""
     dtype, shape = out(node)
@@ -106,6 +114,8 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.gt.Tensor: gt,
     aten.gt.Scalar: gt,
     aten.ge.Scalar: ge_scalar,
+    aten.ne.Tensor: ne,
+    aten.ne.Scalar: ne,
     aten.bitwise_and.Tensor: bitwise_and,
     aten.bitwise_not.default: bitwise_not,
     aten.where.self: where,

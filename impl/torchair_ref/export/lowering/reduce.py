@@ -1,5 +1,6 @@
-"""EX-7 lowerings of reductions over axes: sums (``ReduceSum``), cumulative sums (``Cumsum``) and softmax
-(``SoftmaxV2``). ``mean.dim`` (``ReduceMean``) is in ``arith`` with the other ops the first exports needed.
+"""EX-7 lowerings of reductions over axes: sums (``ReduceSum``), cumulative sums (``Cumsum``), softmax
+(``SoftmaxV2``; a row masked everywhere gives 0), the k largest or smallest (``TopKV2``). ``mean.dim``
+(``ReduceMean``) is in ``arith`` with the other ops the first exports needed.
 
 Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (cited per function); the axes
 are int64 constants, as upstream's ``TT_INDEX_NUMBER`` constants are (``ge/_ge_graph.py:1380-1384``).
@@ -52,9 +53,40 @@ def softmax(b: Builder, node: Any, x: Value, dim: int, half_to_float: bool) -> V
     return b.one("SoftmaxV2", [("x", x)], dtype, shape, {"axes": [dim], "half_to_float": bool(half_to_float)})
 
 
+def safe_softmax(b: Builder, node: Any, x: Value, dim: int, dtype: Any = None) -> Value:
+    """``_safe_softmax`` -> ``SoftmaxV2`` of x in the output dtype, attrs ``axes`` [dim] and ``half_to_float`` false
+    (_softmax.py:44-52), then 0 where a row is -inf everywhere: ``SelectV2(LessEqual(ReduceMax(x), -inf), 0, y)``.
+
+    Departure: upstream writes ``SoftmaxV2`` alone, which gives such a row NaN (0/0) where torch gives 0 (its
+    decomposition: ``torch/_decomp/decompositions.py``, ``safe_softmax``). That row is a padding token's query under a
+    padding mask (left-padded batches); its NaN would reach the other tokens through the next layer's values."""
+    out_dtype, shape = out(node)
+    probs = b.one("SoftmaxV2", [("x", b.promote(x, out_dtype))], out_dtype, shape,
+                  {"axes": [dim], "half_to_float": False})
+    row = tuple(1 if k == dim % len(shape) else size for k, size in enumerate(shape))
+    row_max = b.one("ReduceMax", [("x", x), ("axes", b.const([dim], torch.int64))], x.dtype, row, {"keep_dims": True})
+    masked = b.one("LessEqual", [("x1", row_max), ("x2", b.const(float("-inf"), x.dtype))], torch.bool, row)
+    return b.one("SelectV2", [("condition", masked), ("then", b.const(0.0, out_dtype)), ("else", probs)], out_dtype,
+                 shape)
+
+
+def topk(b: Builder, node: Any, x: Value, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True
+         ) -> list[Value]:
+    """``topk`` -> ``TopKV2(x, k as int32)``, attrs ``sorted``, ``dim``, ``largest`` (and ``sort_policy`` 1, which
+    the wheel's op builder always writes: auto_generated_ge_raw_ops.py:77443), its int32 ``indices`` cast to the
+    output's int64 (topk.py:14-15)."""
+    (dtype, shape), (index_dtype, index_shape) = out(node, 0), out(node, 1)
+    values, indices = b.op("TopKV2", [("x", x), ("k", b.promote(k, torch.int32))],
+                           [(dtype, shape), (torch.int32, index_shape)],
+                           {"sorted": bool(sorted), "dim": dim, "largest": bool(largest), "sort_policy": 1})
+    return [values, b.cast(indices, index_dtype)]
+
+
 TABLE: dict[Any, Callable[..., Any]] = {
     aten.sum.default: sum_all,
     aten.sum.dim_IntList: sum_dims,
     aten.cumsum.default: cumsum,
     aten._softmax.default: softmax,
+    aten._safe_softmax.default: safe_softmax,
+    aten.topk.default: topk,
 }

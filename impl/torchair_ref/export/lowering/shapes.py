@@ -2,9 +2,9 @@
 
 Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (``view.py``, ``_unsafe_view.py``,
 ``alias.py``, ``t.py``, ``transpose.py``, ``permute.py``, ``unsqueeze.py``, ``squeeze.py``, ``expand.py``,
-``slice.py``, ``split.py``, ``unbind.py``, ``cat.py``, ``stack.py``, ``as_strided.py``, ``tril.py``,
-``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``; lines cited per function where
-the converter does more than one op). Shape and index operands are
+``slice.py``, ``split.py``, ``split_with_sizes.py``, ``unbind.py``, ``cat.py``, ``stack.py``, ``as_strided.py``,
+``tril.py``, ``index_select.py``, ``embedding.py``, ``arange.py``, ``copy.py``, ``sym_size.py``; lines cited per
+function where the converter does more than one op). Shape and index operands are
 int64 (GE's index type; ``split``'s axis is int32 as upstream writes it); a list that holds a symbolic size is a
 ``Pack``.
 """
@@ -126,6 +126,14 @@ def split(b: Builder, node: Any, x: Value, split_size: Any, dim: int = 0) -> lis
                 {"num_split": len(outputs)})
 
 
+def split_with_sizes(b: Builder, node: Any, x: Value, split_sizes: list[Any], dim: int = 0) -> list[Value]:
+    """``split_with_sizes`` -> ``SplitV(x, size_splits as int64, split_dim as int32)``, attr ``num_split``
+    (split_with_sizes.py:13-18)."""
+    outputs = [out(node, k) for k in range(len(node.meta["val"]))]
+    sizes, axis = b.int_list(split_sizes), b.const(dim, torch.int32)
+    return b.op("SplitV", [("x", x), ("size_splits", sizes), ("split_dim", axis)], outputs, {"num_split": len(outputs)})
+
+
 def unbind(b: Builder, node: Any, x: Value, dim: int = 0) -> list[Value]:
     """``unbind.int`` -> ``Unpack``, attrs ``num`` (the number of outputs) and ``axis`` (unbind.py:6-9)."""
     outputs = [out(node, k) for k in range(len(node.meta["val"]))]
@@ -200,8 +208,16 @@ def embedding(b: Builder, node: Any, weight: Value, indices: Value, padding_idx:
 
 def arange(b: Builder, node: Any, end: Any, **_options: Any) -> Value:
     """``arange(end)`` -> ``Range(0, end, 1)`` in int32, then ``Cast`` to the output dtype."""
+    return arange_start(b, node, 0, end)
+
+
+def arange_start(b: Builder, node: Any, start: Any, end: Any, **_options: Any) -> Value:
+    """``arange(start, end)`` -> ``Range(start, end, 1)`` in int32, then ``Cast`` to the output dtype (arange.py:
+    47-49, whose step is an int32 ``Const``); bounds that are not integers are refused."""
+    if any(isinstance(v, float) or (isinstance(v, Value) and v.dtype.is_floating_point) for v in (start, end)):
+        raise unsupported(node, f"with bounds {start!r}, {end!r} that are not integers")
     dtype, shape = out(node)
-    start, limit, delta = b.const(0, torch.int32), b.promote(end, torch.int32), b.const(1, torch.int32)
+    start, limit, delta = b.promote(start, torch.int32), b.promote(end, torch.int32), b.const(1, torch.int32)
     result = b.one("Range", [("start", start), ("limit", limit), ("delta", delta)], torch.int32, shape)
     return b.cast(result, dtype)
 
@@ -243,10 +259,12 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.expand.default: expand,
     aten.slice.Tensor: slice_,
     aten.split.Tensor: split,
+    aten.split_with_sizes.default: split_with_sizes,
     aten.cat.default: cat,
     aten.index_select.default: index_select,
     aten.embedding.default: embedding,
     aten.arange.default: arange,
+    aten.arange.start: arange_start,
     aten.copy.default: copy,
     aten.sym_size.int: sym_size,
 }
