@@ -74,6 +74,14 @@ ENTRIES: dict[str, Entry] = {e.name: e for e in (
         num_attention_heads=4, intermediate_size=128, max_position_embeddings=256, rotary_pct=0.25, **_IDS),
     _lm("t5-encoder", "T5Config", "T5EncoderModel", kind="encoder", vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128,
         num_layers=2, num_heads=4, pad_token_id=0, eos_token_id=1),
+    # found outside the zoo (2026-11-28): each was refused by `dynamo_export` (Falcon: `mul.Scalar`,
+    # `_safe_softmax`; BLOOM: `arange.start`, `pow.Tensor_Tensor`, `baddbmm` of its ALiBi bias; RoBERTa: `ne.Scalar`
+    # of its position ids)
+    _lm("falcon", "FalconConfig", "FalconForCausalLM", vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2,
+        num_attention_heads=4, **_IDS),
+    _lm("bloom", "BloomConfig", "BloomForCausalLM", vocab_size=VOCAB, hidden_size=64, n_layer=2, n_head=4, **_IDS),
+    _lm("roberta", "RobertaConfig", "RobertaModel", kind="encoder", vocab_size=VOCAB, hidden_size=64,
+        num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, max_position_embeddings=256, pad_token_id=1),
     Entry("resnet18", "timm", "", "resnet18", {"num_classes": 10}, "image", tier="ci", cold_shape=(2, 64),
           other_shape=(3, 64)),
     Entry("vit-tiny", "timm", "", "vit_tiny_patch16_224", {"num_classes": 10, "img_size": 32, "patch_size": 8},
