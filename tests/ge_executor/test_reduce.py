@@ -51,6 +51,18 @@ def test_top_k_v2_largest_and_smallest_with_int32_indices():
     assert values.tolist() == [[-1, 0, 3], [-4, 1, 2]] and indices.tolist() == [[1, 3, 0], [2, 3, 0]]
 
 
+def test_top_k_v2_of_unsigned_types_keeps_their_order():
+    """RealNumberType holds uint16, uint32 and uint64, which torch's topk does not take: they are ordered through
+    signed keys (uint64 values past int64's range included)."""
+    big = torch.tensor([[2**63 + 5, 3, 2**64 - 1, 2**63 - 1]], dtype=torch.uint64)
+    values, indices = run_op("TopKV2", [big, torch.tensor(3, dtype=torch.int32)], 2)
+    assert indices.tolist() == [[2, 0, 3]] and values.dtype == torch.uint64
+    assert values.view(torch.int64).tolist() == big.view(torch.int64)[:, [2, 0, 3]].tolist()
+    small = torch.tensor([[7, 65535, 0]], dtype=torch.int64).to(torch.uint16)
+    values, indices = run_op("TopKV2", [small, torch.tensor(2, dtype=torch.int32)], 2, largest=False)
+    assert values.dtype == torch.uint16 and values.to(torch.int64).tolist() == [[0, 7]] and indices.tolist() == [[2, 0]]
+
+
 @pytest.mark.parametrize("k,dim,why", [(5, -1, "k=5"), (-1, -1, "k=-1"), (1, 0, "last dimension")])
 def test_top_k_v2_refuses_what_cann_does_not_define(k, dim, why):
     """The last dimension has at least k elements, and the op works along the last dimension (CANN's TopKV2 docs;
@@ -59,5 +71,7 @@ def test_top_k_v2_refuses_what_cann_does_not_define(k, dim, why):
         run_op("TopKV2", [X, torch.tensor(k, dtype=torch.int32)], dim=dim)
     with pytest.raises(GraphCheckError, match="int32"):
         run_op("TopKV2", [X, torch.tensor(1)])
+    with pytest.raises(GraphCheckError, match="0-d"):
+        run_op("TopKV2", [X, torch.tensor([1], dtype=torch.int32)])
     with pytest.raises(UnsupportedDtypeError, match="TopKV2"):
         run_op("TopKV2", [X.bool(), torch.tensor(1, dtype=torch.int32)])

@@ -65,12 +65,27 @@ def top_k_v2(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tenso
     (ascending) order with ``sorted``, and their int32 indices. CANN documents the op over the last dimension and
     ``dim`` as reserved, so another ``dim`` is refused, as is a ``k`` outside [0, that dimension's size]."""
     x, k_tensor = required(op, inputs, 0), required(op, inputs, 1)
-    if k_tensor.dtype != torch.int32 or k_tensor.numel() != 1:
-        raise op.fail(f"k is a {k_tensor.dtype} tensor of {k_tensor.numel()} elements; TopKV2 takes a 0-d int32 k")
-    dim, k, size = op.i("dim", -1), int(k_tensor.reshape(-1)[0]), x.shape[-1] if x.dim() else 1
+    if k_tensor.dtype != torch.int32 or k_tensor.dim() != 0:
+        raise op.fail(f"k is a {k_tensor.dim()}-d {k_tensor.dtype} tensor; TopKV2 takes a 0-d int32 k")
+    dim, k, size = op.i("dim", -1), int(k_tensor), x.shape[-1] if x.dim() else 1
     if x.dim() == 0 or dim not in (-1, x.dim() - 1):
         raise op.fail(f"dim={dim} on a {x.dim()}-d input: TopKV2 works along the last dimension")
     if not 0 <= k <= size:
         raise op.fail(f"k={k} for a last dimension of size {size}")
-    values, indices = torch.topk(x, k, dim=-1, largest=op.b("largest", True), sorted=op.b("sorted", True))
+    keys = _ordered(x)
+    values, indices = torch.topk(keys, k, dim=-1, largest=op.b("largest", True), sorted=op.b("sorted", True))
+    if x.dtype == torch.uint64:
+        values = torch.gather(x.view(torch.int64), -1, indices).view(torch.uint64)
+    elif keys is not x:
+        values = values.to(x.dtype)
     return values, indices.to(torch.int32)
+
+
+def _ordered(x: torch.Tensor) -> torch.Tensor:
+    """x itself, or for an unsigned type torch's topk does not take, signed keys in the same order (uint16 and
+    uint32 widened to int64; uint64's bits with the top one flipped, read as int64)."""
+    if x.dtype in (torch.uint16, torch.uint32):
+        return x.to(torch.int64)
+    if x.dtype == torch.uint64:
+        return x.view(torch.int64) ^ torch.iinfo(torch.int64).min
+    return x

@@ -70,7 +70,7 @@ def cases() -> list[Case]:
         Case("hard-activations", Fn(lambda m, x: F.hardsigmoid(3 * x) + F.hardswish(3 * x)), (X,),
              {"HardSigmoid", "HardSwish"}),
         Case("bmm", Fn(lambda m, x, y: torch.bmm(x, y.transpose(1, 2))), (X, Y), {"BatchMatMul"}),
-        Case("baddbmm", Fn(lambda m, x, y, z: torch.baddbmm(z[:, :, :3], x, y.transpose(1, 2), alpha=0.5)),
+        Case("baddbmm", Fn(lambda m, x, y, z: torch.baddbmm(z[:, :, :3], x, y.transpose(1, 2), beta=2, alpha=0.5)),
              (X, Y, _g(23, 2, 3, 5)), {"BatchMatMul", "Mul", "Add"}),
         Case("pow-tensor", Fn(lambda m, x, a: (torch.pow(x.abs() + 1, x), torch.pow(torch.tensor(2.0), a))), (X, N),
              {"Pow", "Cast"}),
@@ -129,10 +129,12 @@ def cases() -> list[Case]:
         Case("safe-softmax", Fn(lambda m, x: torch.ops.aten._safe_softmax(
             x.masked_fill(torch.tensor([[True], [False], [True]]), float("-inf")), -1)), (X,),
              {"SoftmaxV2", "ReduceMax", "SelectV2"}),
-        Case("safe-softmax-dtype", Fn(lambda m, x: torch.ops.aten._safe_softmax(x, 0, torch.float64)), (X,),
+        Case("safe-softmax-dtype", Fn(lambda m, x, a: (torch.ops.aten._safe_softmax(x, 0, torch.float64),
+                                                       torch.ops.aten._safe_softmax(a, -1, torch.float32))), (X, N),
              {"SoftmaxV2", "Cast"}),
         Case("topk", Fn(lambda m, x: (*torch.topk(x, 2), *torch.topk(x * 3, 3, dim=2, largest=False))), (X,),
              {"TopKV2", "Cast"}),
+        Case("topk-not-last", Fn(lambda m, x: torch.topk(x, 2, dim=1)), (X,), {"TopKV2", "Transpose", "Cast"}),
         # conv: conv.py
         Case("conv2d", Fn(lambda m, x: F.conv2d(x, m.w, m.b, stride=2, padding=1, groups=2), w=_g(9, 6, 2, 3, 3),
                           b=_g(10, 6)), (IMAGE,), {"Conv2D"}),
@@ -162,5 +164,6 @@ REFUSED = [
     ("as-strided-of-a-view", Fn(lambda m, x: x.transpose(0, 2).as_strided((2, 2), (1, 2))), (X,),
      "not contiguous from offset 0"),
     ("arange-float", Fn(lambda m, x: x + torch.arange(0.5, 4.5)), (X,), "not integers"),
+    ("arange-past-int32", Fn(lambda m, x: x + torch.arange(2**31, 2**31 + 4)), (X,), "beyond int32"),
     ("conv-transposed", Fn(lambda m, x: F.conv_transpose2d(x, m.w), w=_g(22, 4, 2, 3, 3)), (IMAGE,), "transposed"),
 ]

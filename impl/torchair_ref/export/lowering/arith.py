@@ -99,7 +99,9 @@ def mul_scalar(b: Builder, node: Any, x: Value, y: Any) -> Value:
 def baddbmm(b: Builder, node: Any, x: Value, batch1: Value, batch2: Value, *, beta: Any = 1, alpha: Any = 1
             ) -> Value:
     """``baddbmm`` -> ``Add(Mul(BatchMatMul(batch1, batch2), alpha), Mul(x, beta))`` in the output dtype
-    (baddbmm.py:22-28; as there, ``x`` is multiplied by ``beta`` even when it is 0)."""
+    (baddbmm.py:22-28; as there, ``x`` is multiplied by ``beta`` even when it is 0). Departure: ``alpha`` and
+    ``beta`` are ``Const``s of the operand's dtype, where upstream's number conversion makes an int one int64 (the
+    same product: ``Mul`` computes in the promoted type)."""
     dtype, shape = out(node)
     product = b.one("BatchMatMul", [("x1", batch1), ("x2", batch2)], batch1.dtype, shape,
                     {"adj_x1": False, "adj_x2": False})

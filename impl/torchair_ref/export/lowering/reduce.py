@@ -63,6 +63,8 @@ def safe_softmax(b: Builder, node: Any, x: Value, dim: int, dtype: Any = None) -
     out_dtype, shape = out(node)
     probs = b.one("SoftmaxV2", [("x", b.promote(x, out_dtype))], out_dtype, shape,
                   {"axes": [dim], "half_to_float": False})
+    if not x.dtype.is_floating_point:
+        return probs  # no element of an integer input is -inf
     row = tuple(1 if k == dim % len(shape) else size for k, size in enumerate(shape))
     row_max = b.one("ReduceMax", [("x", x), ("axes", b.const([dim], torch.int64))], x.dtype, row, {"keep_dims": True})
     masked = b.one("LessEqual", [("x1", row_max), ("x2", b.const(float("-inf"), x.dtype))], torch.bool, row)
@@ -72,14 +74,33 @@ def safe_softmax(b: Builder, node: Any, x: Value, dim: int, dtype: Any = None) -
 
 def topk(b: Builder, node: Any, x: Value, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True
          ) -> list[Value]:
-    """``topk`` -> ``TopKV2(x, k as int32)``, attrs ``sorted``, ``dim``, ``largest`` (and ``sort_policy`` 1, which
-    the wheel's op builder always writes: auto_generated_ge_raw_ops.py:77443), its int32 ``indices`` cast to the
-    output's int64 (topk.py:14-15)."""
+    """``topk`` -> ``TopKV2(x, k)``, attrs ``sorted``, ``dim``, ``largest`` (and ``sort_policy`` 1, which the
+    wheel's op builder always writes: auto_generated_ge_raw_ops.py:77443), its int32 ``indices`` cast to the
+    output's int64 (topk.py:14-15).
+
+    Departures: ``k`` is an int32 operand, the type TopKV2's registration takes (auto_generated_ge_raw_ops.py:77415),
+    where upstream's number conversion gives a float ``x`` an int64 ``k``; and a ``dim`` other than the last is
+    swapped with the last around the op (``Transpose``), since CANN documents TopKV2 over the last dimension and its
+    ``dim`` attr as reserved (upstream passes ``dim`` on)."""
     (dtype, shape), (index_dtype, index_shape) = out(node, 0), out(node, 1)
+    last = x.rank - 1
+    axis = dim % x.rank if x.rank else 0
+    perm = list(range(x.rank))
+    if axis != last:
+        perm[axis], perm[last] = last, axis
+        swapped = tuple(x.shape[p] for p in perm)
+        x = b.one("Transpose", [("x", x), ("perm", b.const(perm, torch.int64))], x.dtype, swapped)
+        shape, index_shape = tuple(shape[p] for p in perm), tuple(index_shape[p] for p in perm)
     values, indices = b.op("TopKV2", [("x", x), ("k", b.promote(k, torch.int32))],
                            [(dtype, shape), (torch.int32, index_shape)],
-                           {"sorted": bool(sorted), "dim": dim, "largest": bool(largest), "sort_policy": 1})
-    return [values, b.cast(indices, index_dtype)]
+                           {"sorted": bool(sorted), "dim": -1 if axis != last else dim, "largest": bool(largest),
+                            "sort_policy": 1})
+    indices = b.cast(indices, index_dtype)
+    if axis != last:
+        back = [tuple(v.shape[p] for p in perm) for v in (values, indices)]
+        values, indices = (b.one("Transpose", [("x", v), ("perm", b.const(perm, torch.int64))], v.dtype, s)
+                           for v, s in zip((values, indices), back))
+    return [values, indices]
 
 
 TABLE: dict[Any, Callable[..., Any]] = {

@@ -213,9 +213,13 @@ def arange(b: Builder, node: Any, end: Any, **_options: Any) -> Value:
 
 def arange_start(b: Builder, node: Any, start: Any, end: Any, **_options: Any) -> Value:
     """``arange(start, end)`` -> ``Range(start, end, 1)`` in int32, then ``Cast`` to the output dtype (arange.py:
-    47-49, whose step is an int32 ``Const``); bounds that are not integers are refused."""
+    47-49, whose step is an int32 ``Const``); bounds that are not integers, or known bounds beyond int32, are
+    refused."""
     if any(isinstance(v, float) or (isinstance(v, Value) and v.dtype.is_floating_point) for v in (start, end)):
         raise unsupported(node, f"with bounds {start!r}, {end!r} that are not integers")
+    if any(not isinstance(v, Value) and not -_INT32_MAX - 1 <= v <= _INT32_MAX for v in (start, end)):
+        raise unsupported(node, f"with bounds {start!r}, {end!r} beyond int32 (Range computes in int32 here, and "
+                                "upstream's int32 Const of such a bound fails)")
     dtype, shape = out(node)
     start, limit, delta = b.promote(start, torch.int32), b.promote(end, torch.int32), b.const(1, torch.int32)
     result = b.one("Range", [("start", start), ("limit", limit), ("delta", delta)], torch.int32, shape)
