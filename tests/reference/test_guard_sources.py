@@ -3,10 +3,11 @@ held to `ast`'s reading (`guard_spec._Reader`, `guard_spec.parsed_source`)."""
 from __future__ import annotations
 
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchair_ref.inference import guard_spec
+from torchair_ref.inference import guard_check, guard_spec
 
 
 def _spellings():
@@ -152,3 +153,51 @@ def test_a_template_is_rewritten_as_ast_rewrites_it(text: str, reads: list[str])
 
     expected = ast.dump(Replace().visit(ast.parse(template, mode="eval")))
     assert ast.dump(ast.parse(guard_spec.substitute(template, codes, names), mode="eval")) == expected
+
+
+def test_the_shape_printers_functions_are_kept():
+    """What Dynamo's shape-guard printer writes for rounding and true division (MobileViT: `math.ceil(s / 2)`),
+    `torch.sym_float` and `math.inf`, kept under short names that the check binds to the same functions; evaluated
+    as Python evaluates Dynamo's own text."""
+    import math
+
+    text = "(2*math.ceil((1 + (((-1) + L['x'].size()[2]) // 8)) / 2)) == (1 + (((-1) + L['x'].size()[2]) // 8))"
+    template, sources = guard_spec.parse_expression(text)
+    assert (template, sources) == ("2 * ceil((1 + (-1 + _s0) // 8) / 2) == 1 + (-1 + _s0) // 8", ["L['x'].size()[2]"])
+    for size in range(1, 80):
+        expected = eval(text, {"math": math, "L": {"x": torch.empty(1, 1, size)}})  # noqa: S307 - the test's own text
+        code = guard_spec.substitute(template, {"_s0": str(size)}, {"ceil": "ceil"})
+        assert eval(code, {"ceil": guard_spec.FUNCTIONS["ceil"]}) == expected  # noqa: S307
+    assert guard_spec.parse_expression("math.floor(torch.sym_float(L['n']) / 3) < math.inf") == (
+        "floor(sym_float(_s0) / 3) < inf", ["L['n']"])
+    assert guard_spec.parse_expression("round(L['n'] / 2) + math.trunc(L['m']) == 3")[0] == (
+        "round(_s0 / 2) + trunc(_s1) == 3")
+
+
+def test_a_class_attribute_is_read_from_the_class_dict_without_a_copy():
+    """CC-21: Dynamo reads a class attribute as `dict(C.__dict__)['k']`; the generated check reads `C.__dict__['k']`
+    from the class's read-only view (no copy of the class dict on every call), and a copy where `__dict__` is not
+    such a view, with the same value either way, and a missing key a failed read."""
+    import types
+
+    hoisted, reads = {}, []
+    code = guard_check._source_code("dict(type(L['self']).__dict__)['forward']", {"self"}, hoisted, reads)
+    assert not any("_tq_dict(" in line and "_tq_proxy" not in line for line in reads), reads
+
+    class Plain:
+        def forward(self):
+            return 1
+
+    class Odd:
+        __dict__ = {"forward": "instance dict"}  # type: ignore[assignment]  # an object whose __dict__ is a dict
+
+    namespace = {"_tq_type": type, "_tq_dict": dict, "_tq_proxy": types.MappingProxyType}
+    function = "def read(self):\n" + "".join(f"    {line}\n" for line in reads) + f"    return {code}\n"
+    exec(function, namespace)  # noqa: S102 - the test's own generated code
+    assert namespace["read"](Plain()) is Plain.__dict__["forward"]
+    hoisted, reads = {}, []
+    code = guard_check._source_code("dict(L['o'].__dict__)['forward']", {"o"}, hoisted, reads)
+    exec("def read(o):\n" + "".join(f"    {line}\n" for line in reads) + f"    return {code}\n", namespace)  # noqa: S102
+    assert namespace["read"](Odd()) == "instance dict"
+    with pytest.raises(KeyError):
+        namespace["read"](types.SimpleNamespace())

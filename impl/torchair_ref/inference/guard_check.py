@@ -178,7 +178,7 @@ class _Written:
         if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
             raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
         namespace.update({"__builtins__": {}, "_tq_GONE": _Gone(), "Exception": Exception, "_tq_list": list,
-                          "_tq_dict": dict, "_tq_type": type,
+                          "_tq_dict": dict, "_tq_type": type, "_tq_proxy": types.MappingProxyType,
                           "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))})
         self.namespace = namespace
         self._arguments: set[str | None] = {*names, varargs, varkw}
@@ -341,6 +341,12 @@ def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:
     guarded.__globals__["_tq_run"] = run
 
 
+def _class_dict_copy(steps: tuple[tuple[Any, ...], ...], index: int) -> bool:
+    """Whether `steps[index]` is the copy in `dict(X.__dict__)[k]` (then `dict` of an `__dict__`, then a key)."""
+    return (0 < index < len(steps) - 1 and steps[index][0] == "dict" and steps[index - 1] == ("attr", "__dict__")
+            and steps[index + 1][0] == "item")
+
+
 def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] | None = None,
                  reads: list[str] | None = None) -> str:
     """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`
@@ -350,13 +356,21 @@ def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] |
         code = name if name in params else f"_tq_cells[{name!r}].cell_contents"
     else:
         code = f"_tq_G[{name!r}]"
-    for op, arg in steps:
+    copied = -1
+    for index, (op, arg) in enumerate(steps):
+        if copied >= 0 and index == copied + 1:
+            continue  # the key read with the copy before it
         if hoisted is not None and reads is not None and code not in params:
             if code not in hoisted:
                 hoisted[code] = f"_tq_s{len(hoisted)}"
                 reads.append(f"{hoisted[code]} = {code}")
             code = hoisted[code]
-        if op == "attr" or op == "call":
+        if op == "dict" and _class_dict_copy(steps, index) and code.isidentifier():
+            # `dict(C.__dict__)[k]`, Dynamo's form for a class attribute: a class's `__dict__` is a read-only view
+            # of its dict, whose `[k]` is the copy's; copying it was a fifth of a transformers model's check
+            key = steps[index + 1][1]
+            code, copied = f"({code}[{key!r}] if _tq_type({code}) is _tq_proxy else _tq_dict({code})[{key!r}])", index
+        elif op == "attr" or op == "call":
             if not str(arg).isidentifier():
                 raise UnknownGuard(f"{source}: {arg!r} is not an attribute name")
             code = f"{code}.{arg}" + ("()" if op == "call" else "")
