@@ -6,11 +6,15 @@ reference traces it (`fullgraph=True`, the guard values from before the call), i
 registry (a guard no kind translates is counted as refused, not timed), then, in this process, the warm call's
 generated check (`guard_check.guarded_method`) is built around a function that does nothing, for every kind alone
 and for all of them, and called with the traced call's arguments. Per kind: the number of checks and the time per
-call beyond the same wrapper with no check (median of blocks of calls, in microseconds). Prints one JSON object.
+call beyond the same wrapper with no check (median of blocks of calls, in microseconds). For comparison,
+`dynamo_us`: what Dynamo's own guards for the same trace cost per call in this process (its C++ guard tree's
+`check` over the call's locals, grad mode as traced), the figure a plain `torch.compile` pays on every call. Prints
+one JSON object.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import statistics
 import sys
@@ -36,7 +40,7 @@ def _traced(name: str) -> tuple[torch.nn.Module, types.FunctionType, tuple, dict
 
 
 def _specs(module: torch.nn.Module, function: types.FunctionType, args: tuple, kwargs: dict,
-           dynamic: bool) -> tuple[list, list[str]]:
+           dynamic: bool) -> tuple[list, list[str], Any]:
     from torchair_ref.inference import guard_read
 
     sources: list[str] = []
@@ -59,7 +63,7 @@ def _specs(module: torch.nn.Module, function: types.FunctionType, args: tuple, k
     refused: list[str] = []
     specs = guard_read.guard_specs(traced.__code__, traced, module, args, kwargs, frozenset(sources), before.values,
                                    refused)
-    return specs, refused
+    return specs, refused, traced
 
 
 def _per_call(call: Any, args: tuple, kwargs: dict, blocks: int, calls: int) -> float:
@@ -70,6 +74,19 @@ def _per_call(call: Any, args: tuple, kwargs: dict, blocks: int, calls: int) -> 
             call(*args, **kwargs)
         times.append((time.perf_counter() - start) / calls)
     return statistics.median(times)
+
+
+def _dynamo_us(traced: types.FunctionType, module: torch.nn.Module, args: tuple, kwargs: dict, blocks: int,
+               calls: int) -> float:
+    """Dynamo's guard tree for `traced`'s one compiled version, checked over the call's locals, per call."""
+    from torchair_ref import _torch
+
+    manager = _torch.cache_entries(traced.__code__)[0].guard_manager
+    frame_locals = dict(inspect.signature(traced).bind(module, *args, **kwargs).arguments)
+    with torch.no_grad():
+        if not manager.check(frame_locals):
+            raise AssertionError(f"the traced call fails Dynamo's own guards: {manager.check_verbose(frame_locals)}")
+        return _per_call(manager.check, (frame_locals,), {}, blocks, calls)
 
 
 def main(argv: list[str]) -> None:
@@ -83,7 +100,7 @@ def main(argv: list[str]) -> None:
     from torchair_ref.inference import guard_check
 
     module, function, args, kwargs = _traced(options.model)
-    specs, refused = _specs(module, function, args, kwargs, options.dynamic)
+    specs, refused, traced = _specs(module, function, args, kwargs, options.dynamic)
 
     def noop(*_: Any, **__: Any) -> None:
         return None
@@ -105,6 +122,7 @@ def main(argv: list[str]) -> None:
         cost = _per_call(wrapped(subset), args, kwargs, options.blocks, options.calls) - base
         result["per_kind_us"][check] = {"checks": count, "us": round(cost * 1e6, 3)}
     result["all_us"] = round((_per_call(wrapped(specs), args, kwargs, options.blocks, options.calls) - base) * 1e6, 3)
+    result["dynamo_us"] = round(_dynamo_us(traced, module, args, kwargs, options.blocks, options.calls) * 1e6, 3)
     print(json.dumps(result, indent=1))
 
 
