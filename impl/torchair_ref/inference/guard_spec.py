@@ -37,7 +37,7 @@ _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
 _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 #: the pure functions (and constants) a guard expression may use, by the name a template holds them under: those
-#: Dynamo's shape-guard printer (`torch.utils._sympy.printers.PythonPrinter`) writes, and `math.isnan` (a float
+#: Dynamo's shape-guard printer (torch's sympy `PythonPrinter`) writes, and `math.isnan` (a float
 #: argument the graph specialised on); `_DOTTED` maps the dotted names it writes to them
 _MATH = ("isnan", "floor", "ceil", "trunc", "log2", "cos", "cosh", "acos", "sin", "sinh", "asin", "tan", "tanh", "atan",
          "inf", "nan")
