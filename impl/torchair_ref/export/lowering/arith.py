@@ -90,12 +90,6 @@ def mul(b: Builder, node: Any, x: Any, y: Any) -> Value:
     return b.cast(product, dtype)
 
 
-def mul_scalar(b: Builder, node: Any, x: Value, y: Any) -> Value:
-    """``mul.Scalar`` -> ``Mul`` of both operands in the output dtype (mul.py:53-56: no ``Muls`` here)."""
-    dtype, shape = out(node)
-    return b.one("Mul", [("x1", b.promote(x, dtype)), ("x2", b.promote(y, dtype))], dtype, shape)
-
-
 def baddbmm(b: Builder, node: Any, x: Value, batch1: Value, batch2: Value, *, beta: Any = 1, alpha: Any = 1
             ) -> Value:
     """``baddbmm`` -> ``Add(Mul(BatchMatMul(batch1, batch2), alpha), Mul(x, beta))`` in the output dtype
@@ -169,13 +163,6 @@ def gelu(b: Builder, node: Any, x: Value, *, approximate: str = "none") -> Value
     return b.one("GeluV2", [("x", x)], dtype, shape, {"approximate": approximate})
 
 
-def pow_(b: Builder, node: Any, x: Value, exponent: Any) -> Value:
-    """``pow.Tensor_Scalar`` -> ``Pow(x, Const exponent)``, ``pow.Tensor_Tensor`` -> ``Pow(x, exponent)``, both
-    operands in the output dtype (pow.py:13-16)."""
-    dtype, shape = out(node)
-    return b.one("Pow", [("x1", b.promote(x, dtype)), ("x2", b.promote(exponent, dtype))], dtype, shape)
-
-
 def layer_norm(b: Builder, node: Any, x: Value, normalized_shape: Any, weight: Value | None, bias: Value | None,
                eps: float) -> list[Value]:
     """``native_layer_norm`` -> ``LayerNormV4(x, normalized_shape, gamma, beta)``, attr ``epsilon``; a missing
@@ -220,7 +207,7 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.add.Tensor: add,
     aten.sub.Tensor: sub,  # sub.py:14
     aten.mul.Tensor: mul,
-    aten.mul.Scalar: mul_scalar,
+    aten.mul.Scalar: _binary("Mul"),  # mul.py:53-56: both operands in the output dtype, no Muls
     aten.div.Tensor: div,  # div.py:15
     aten.minimum.default: minimum,  # minimum.py:19
     aten.abs.default: abs_,  # abs.py:10
@@ -247,8 +234,8 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.rsqrt.default: _unary("Rsqrt"),
     aten.clone.default: _unary("Identity"),
     aten.lift_fresh_copy.default: _unary("Identity"),
-    aten.pow.Tensor_Scalar: pow_,
-    aten.pow.Tensor_Tensor: pow_,
+    aten.pow.Tensor_Scalar: _binary("Pow"),  # pow.py:28-29: both operands in the output dtype
+    aten.pow.Tensor_Tensor: _binary("Pow"),  # pow.py:13-16
     aten.native_layer_norm.default: layer_norm,
     aten.mean.dim: mean_dim,
     aten._to_copy.default: to_copy,
