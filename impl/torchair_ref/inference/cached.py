@@ -33,6 +33,7 @@ from torchair_ref.inference import (
     copies,
     guard_check,
     guard_read,
+    guard_values,
     inputs,
     loading,
     paths,
@@ -179,7 +180,8 @@ class CachedFunction:
         kernel_dir = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
         misses: list[str] = []
         for payload in payloads:
-            warm = self._try_load(path, payload, kernel_dir, misses, args, kwargs)
+            with guard_values.digests_kept():  # the variant's checks name the same classes again and again
+                warm = self._try_load(path, payload, kernel_dir, misses, args, kwargs)
             if warm is _NO_FIT:
                 return _NO_FIT
             if warm is None:

@@ -6,12 +6,15 @@ depend on the process: set constants are hashed in sorted order, never in their 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
 import hashlib
 import marshal
 import re
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -54,10 +57,10 @@ def _code_digest(code: types.CodeType) -> str:
     # and no interning, so equal values give equal bytes in every process. Scalars and tuples of them are written
     # as they are; any other constant as its `_stable` text in a list, a type no code constant has (nested code by
     # its own digest, sets in sorted order without relying on `marshal` to sort them). This runs for every method
-    # of every class a warm start checks (a few hundred for a transformers model): about 4 us each, 10 before.
+    # of every class a warm start checks (a few hundred for a transformers model): about 2.5 us each.
     consts = code.co_consts
-    if not all(type(const) in _SCALARS for const in consts):
-        consts = tuple(_marshallable(const) for const in consts)
+    if not _SCALARS.issuperset(map(type, consts)):
+        consts = tuple(map(_marshallable, consts))
     parts = (code.co_code, getattr(code, "co_exceptiontable", b""), code.co_names, code.co_varnames,
              code.co_freevars, code.co_cellvars, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
              code.co_flags, consts)
@@ -71,8 +74,8 @@ def _marshallable(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if kind is tuple:
-        return tuple(_marshallable(v) for v in value)
+    if kind is tuple:  # most often a call's keyword names: all scalars, written as they are
+        return value if _SCALARS.issuperset(map(type, value)) else tuple(map(_marshallable, value))
     return [_stable(value)]
 
 
@@ -103,23 +106,61 @@ def _in_torch(cls: type) -> bool:
 
 def class_digest(cls: type) -> str | None:
     """A digest of the code of a class and its bases outside torch (methods, properties, static and class methods,
-    plain constants), in name order; None for a class of torch or builtins (the torch version covers those)."""
+    plain constants), in name order; None for a class of torch or builtins (the torch version covers those).
+    Within `digests_kept`, each class is digested once."""
     if _in_torch(cls):
         return None
+    kept = _KEPT.get()
+    if kept is not None and id(cls) in kept:
+        known: str = kept[id(cls)][1]
+        return known
     parts: list[Any] = []
     for klass in cls.__mro__:
-        if _in_torch(klass):
-            continue
-        parts.append(qualified_name(klass))
-        members = vars(klass)
-        for name in sorted(members):
-            value = members[name]
-            key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
-            for code in _codes_of(value):
-                parts.append((key, code_digest(code)))
-            if value is None or type(value) in (int, float, bool, str):
-                parts.append((key, "=", value))
-    return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
+        if not _in_torch(klass):
+            parts.extend(_own_parts(klass, kept))
+    digest = hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
+    if kept is not None:
+        kept[id(cls)] = (cls, digest)
+    return digest
+
+
+def _own_parts(klass: type, kept: dict[int, tuple[Any, Any]] | None) -> list[Any]:
+    """What `class_digest` writes for one class of the MRO: its name, then its members' code digests and plain
+    constants in name order."""
+    if kept is not None and ~id(klass) in kept:
+        parts: list[Any] = kept[~id(klass)][1]
+        return parts
+    parts = [qualified_name(klass)]
+    members = vars(klass)
+    for name in sorted(members):
+        value = members[name]
+        key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
+        for code in _codes_of(value):
+            parts.append((key, code_digest(code)))
+        if value is None or type(value) in (int, float, bool, str):
+            parts.append((key, "=", value))
+    if kept is not None:
+        kept[~id(klass)] = (klass, parts)
+    return parts
+
+
+#: while one warm start checks a variant (`digests_kept`): id(class) -> (class, digest), and ~id(class) -> (class,
+#: its own parts); the entries keep the classes alive, so an id is never another class's while they exist
+_KEPT: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.ContextVar(
+    "torchair_ref_class_digests", default=None)
+
+
+@contextlib.contextmanager
+def digests_kept() -> Iterator[None]:
+    """CC-14/CC-21: within the block, in this thread, each class is digested once: one warm start's checks name
+    the same classes again and again (GPT-2's 136 class guards name 38 classes, and each transformers model class
+    shares the ~290 methods of its bases). A class changed inside the block keeps the digest of its first use: the
+    block is one check of one call's guards, and Dynamo's own TYPE_MATCH there compares the class's id, no more."""
+    token = _KEPT.set({})
+    try:
+        yield
+    finally:
+        _KEPT.reset(token)
 
 
 def module_digest(module: types.ModuleType) -> str:
