@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import os
 import types
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
 from torchair_ref.inference.tensor_spec import GraphInput
 
-SCHEMA_VERSION = 4  # 4: code and class digests from one `marshal` text each (2026-11-28)
+SCHEMA_VERSION = 5  # 5: traced lines checked by their bytes (2026-11-28); 4: digests from one `marshal` text each
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
@@ -37,13 +38,17 @@ class RecordError(TorchairRefError, ValueError):
 
 @dataclass(frozen=True)
 class TracedSource:
-    """The source lines of one code object Dynamo traced: `file`, lines `first`..`last`, their SHA-256."""
+    """The source lines of one code object Dynamo traced: `file`, lines `first`..`last`, their SHA-256, and where
+    they lie in the file (bytes `start`..`end`): a warm start hashes those bytes, without splitting the file into
+    lines (0, 0 for code identified otherwise: `generated`, `code_identity`)."""
 
     qualname: str
     file: str
     first: int
     last: int
     sha256: str
+    start: int = 0
+    end: int = 0
 
 
 @dataclass
@@ -146,7 +151,7 @@ def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) 
 def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source."""
     found: dict[tuple[str, int | str, int | str], TracedSource] = {}
-    files: dict[str, list[bytes] | None] = {}
+    files: dict[str, tuple[bytes, list[int]] | None] = {}
     for code in codes:
         path = os.path.abspath(code.co_filename)
         if path.startswith(_TORCH_DIR):
@@ -155,44 +160,50 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         lines = [line for _, _, line in code.co_lines() if line is not None]
         first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
         if (path, first, last) not in found:
-            digest = lines_digest(path, first, last, files)
-            if digest is None:
+            span = _lines_span(path, first, last, files)
+            if span is None:
                 made = generated.identify(code) or code_identity.identify(code)
                 if made is None:
                     raise OSError(f"the source of {qualname} ({code.co_filename}) cannot be read")
                 found[made] = TracedSource(made[1], made[0], 0, 0, made[2])
                 continue
-            found[(path, first, last)] = TracedSource(qualname, path, first, last, digest)
+            found[(path, first, last)] = TracedSource(qualname, path, first, last, *span)
     return sorted(found.values(), key=lambda s: (s.file, s.first))
 
 
-def lines_digest(path: str, first: int, last: int, files: dict[str, list[bytes] | None] | None = None) -> str | None:
-    """SHA-256 of lines `first`..`last` (1-based, inclusive) of the file, or None when it cannot be read; `files`
-    keeps each file's lines (None: unreadable) for the next call, so that a file is read once per check."""
-    if files is not None and path in files:
-        lines = files[path]
-    else:
-        lines = _read_lines(path)
-        if files is not None:
-            files[path] = lines
-    if lines is None or last > len(lines):
+def _lines_span(path: str, first: int, last: int, files: dict[str, tuple[bytes, list[int]] | None]
+                ) -> tuple[str, int, int] | None:
+    """The SHA-256 of lines `first`..`last` (1-based, inclusive; a line ends as Python's compiler counts it: LF,
+    CR LF or CR) and their byte offsets in the file, or None when it cannot be read."""
+    known = _file(path, files)
+    if known is not None and not known[1]:
+        known[1].extend([0, *itertools.accumulate(map(len, known[0].splitlines(keepends=True)))])
+    if known is None or not 1 <= first <= last < len(known[1]):
         return None
-    return hashlib.sha256(b"".join(lines[first - 1:last])).hexdigest()
+    text, offsets = known
+    start, end = offsets[first - 1], offsets[last]
+    return hashlib.sha256(text[start:end]).hexdigest(), start, end
 
 
-def _read_lines(path: str) -> list[bytes] | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().splitlines(keepends=True)
-    except OSError:
-        return None
+def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None]) -> tuple[bytes, list[int]] | None:
+    """The file's bytes and its line offsets (empty until `_lines_span` needs them), None when it cannot be read;
+    `files` keeps them, so that one check reads a file once."""
+    if path not in files:
+        try:
+            with open(path, "rb") as handle:
+                files[path] = handle.read(), []
+        except OSError:
+            files[path] = None
+    return files[path]
 
 
 def changed_sources(sources: list[TracedSource]) -> list[str]:
     """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`;
-    code Python generated for a dataclass or namedtuple (`generated`), as the class whose fields changed."""
+    code Python generated for a dataclass or namedtuple (`generated`), as the class whose fields changed. A source
+    is the same when its bytes are where they were in the file, or else when its lines are: the first needs no
+    file split into lines (that was a sixth of a transformers model's warm guard work)."""
     changed = []
-    files: dict[str, list[bytes] | None] = {}
+    files: dict[str, tuple[bytes, list[int]] | None] = {}
     for s in sources:
         if s.file in generated.MARKERS.values():
             if generated.changed(s.file, s.qualname, s.sha256):
@@ -200,6 +211,12 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
         elif code_identity.is_marker(s.file):
             if code_identity.changed(s.file, s.qualname, s.sha256):
                 changed.append(f"{s.qualname} ({s.file}, its code differs)")
-        elif lines_digest(s.file, s.first, s.last, files) != s.sha256:
+        elif not _same_bytes(s, files) and (_lines_span(s.file, s.first, s.last, files) or ("",))[0] != s.sha256:
             changed.append(f"{s.qualname} ({s.file}:{s.first})")
     return changed
+
+
+def _same_bytes(source: TracedSource, files: dict[str, tuple[bytes, list[int]] | None]) -> bool:
+    known = _file(source.file, files)
+    return (known is not None and 0 <= source.start < source.end <= len(known[0])
+            and hashlib.sha256(known[0][source.start:source.end]).hexdigest() == source.sha256)
