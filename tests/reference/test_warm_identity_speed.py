@@ -1,19 +1,25 @@
 """What makes a warm start's code identity cheaper keeps it exact (CC-14, CC-21 f, CC-22; issue 29 item 7).
 
-- Traced lines are checked by their bytes in the file (`record.changed_sources`): the same lines as Python's
-  compiler counts them, whatever the line ends, and any change to them, or anything that moves them, is stale.
-- Within `guard_values.digests_kept` (one warm start's check), each class is digested once; outside it, and in
-  another thread, every call digests the class as it is then.
+- Traced lines are checked by their bytes in the file (`record.changed_sources`), else by their line numbers: the
+  same lines as Python's compiler counts them, whatever the line ends; a change to them, or one that moves them
+  both in bytes and in lines, is stale.
+- Within `guard_values.digests_kept` (one warm start's check), each class is digested once; outside it, in
+  another thread or in a context copied inside it, every call digests the class as it is then. A warm start opens
+  it, and the next warm start in the same process sees a class changed in between.
 """
 from __future__ import annotations
 
+import contextvars
+import json
+import subprocess
+import sys
+import textwrap
 import threading
 import types
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
+from tests.conftest import program_env
 from torchair_ref.inference import guard_values, record
 
 _SOURCE = "def helper(x):\n    y = x + 1\n    return y * 2\n"
@@ -39,13 +45,12 @@ def test_traced_lines_are_found_by_their_bytes_whatever_the_line_ends(tmp_path, 
     assert record.changed_sources([source]) == []
 
 
-@given(st.sampled_from(["inside", "line-added-above", "line-removed-above", "truncated", "gone",
-                        "same-lines-longer-above", "same-bytes-more-lines-above"]))
-def test_a_change_to_the_traced_lines_is_stale_and_a_change_around_them_is_not(tmp_path_factory, change) -> None:
+@pytest.mark.parametrize("change", ["inside", "line-added-above", "line-removed-above", "truncated", "gone",
+                                    "same-lines-longer-above", "same-bytes-more-lines-above"])
+def test_a_change_to_the_traced_lines_is_stale_and_a_change_around_them_is_not(tmp_path, change: str) -> None:
     """CC-14: an edit inside the lines, a line added or removed above them (they move), a shorter or missing file:
     stale. The same lines where they were (a longer comment above), or the same bytes where they were (more,
     shorter lines above): the same code, not stale."""
-    tmp_path = tmp_path_factory.mktemp("lines")
     body = _SOURCE.encode()
     text = b"# head\n" + body + b"# tail\n"
     path, code = _module_file(tmp_path, text)
@@ -67,14 +72,15 @@ def test_a_change_to_the_traced_lines_is_stale_and_a_change_around_them_is_not(t
 
 
 def test_a_recorded_span_that_does_not_fit_the_file_falls_back_to_the_lines(tmp_path) -> None:
-    """CC-17: offsets damaged in a record (past the end, reversed, negative) never crash: the lines decide."""
+    """CC-17: offsets damaged in a record (past the end, reversed, negative, not integers) never crash: the lines
+    decide."""
     path, code = _module_file(tmp_path, b"# head\n" + _SOURCE.encode())
     [source] = record.traced_sources([code])
     damaged = [record.TracedSource(source.qualname, path, source.first, source.last, source.sha256, start, end)
-               for start, end in ((source.start, 10**9), (source.end, source.start), (-1, source.end))]
+               for start, end in ((source.start, 10**9), (source.end, source.start), (-1, source.end), ("7", None))]
     assert record.changed_sources(damaged) == []
     (tmp_path / "traced_mod.py").write_bytes(b"# head\n" + _SOURCE.encode().replace(b"+ 1", b"+ 3"))
-    assert record.changed_sources(damaged) == [f"helper ({path}:2)"] * 3
+    assert record.changed_sources(damaged) == [f"helper ({path}:2)"] * 4
 
 
 class _Base:
@@ -136,3 +142,90 @@ def test_digests_kept_belongs_to_its_thread() -> None:
         worker.start()
         worker.join()
     assert seen[0] != before
+
+
+def test_a_context_copied_inside_the_block_digests_afresh_after_it() -> None:
+    """An asyncio task or a copied context holds the block's memory on: once the block ends it is closed."""
+    class Local:
+        def f(self) -> int:
+            return 1
+
+    with guard_values.digests_kept():
+        before = guard_values.class_digest(Local)
+        copied = contextvars.copy_context()
+    Local.f = lambda self: 2  # type: ignore[method-assign]
+    assert copied.run(guard_values.class_digest, Local) != before
+
+
+_TWO_WARM_STARTS = """
+import collections, json, sys, warnings
+import torch, torchair_ref
+from torchair_conformance import process
+from torchair_ref.inference import guard_values
+
+config = torchair_ref.CompilerConfig()
+config.debug.run_eagerly = True
+
+
+class Block(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = Block(), Block()
+        self.cached = torchair_ref.inference.cache_compile(self._run, config=config, cache_dir=sys.argv[1])
+
+    def _run(self, x):
+        return self.b(self.a(x)) + 1
+
+
+x = torch.ones(2, 3)
+if sys.argv[2] == "cold":
+    Model().cached(x)
+    print(json.dumps(process.traced()))
+    sys.exit()
+computed = collections.Counter()
+own_parts = guard_values._own_parts
+
+
+def counted(klass, kept):
+    if kept is None or ~id(klass) not in kept:
+        computed[klass.__qualname__] += 1
+    return own_parts(klass, kept)
+
+
+guard_values._own_parts = counted
+first = Model().cached(x)
+report = {"computed": dict(computed), "first": process.traced()["unique_graphs"]}
+Block.helper = lambda self: 3  # a member no trace reads: the class's digest changes, and only that
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    second = Model().cached(x)
+report.update(second=process.traced()["unique_graphs"], warnings=[str(w.message) for w in caught],
+              equal=bool(torch.equal(first, second)))
+print(json.dumps(report))
+"""
+
+
+def test_a_warm_start_digests_each_class_once_and_the_next_one_sees_a_changed_class(tmp_path) -> None:
+    """CC-14/CC-21 (f): in one warm process, the first warm start reads each class of its guards once (the scope is
+    open: `Block`, guarded twice, is digested once, where it was twice before); a member added to `Block` afterwards
+    makes the next warm start of the same file reject it and compile, as a cold `torch.compile` of the changed
+    class would."""
+    script = tmp_path / "two_warm.py"
+    script.write_text(textwrap.dedent(_TWO_WARM_STARTS))
+    def run(phase: str) -> dict:
+        done = subprocess.run([sys.executable, str(script), str(tmp_path / "cache"), phase], cwd=tmp_path,
+                              env=program_env(), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert run("cold")["unique_graphs"] == 1
+    warm = run("warm")
+    assert warm["first"] == 0 and warm["computed"].get("Block") == 1, warm
+    assert all(count == 1 for count in warm["computed"].values()), warm
+    assert warm["second"] == 1 and warm["equal"], warm
+    assert any("TYPE_MATCH" in w and "Block" in w for w in warm["warnings"]), warm["warnings"]

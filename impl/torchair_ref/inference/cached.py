@@ -180,7 +180,7 @@ class CachedFunction:
         kernel_dir = os.path.join(os.path.dirname(path), artifact.KERNEL_DIR)
         misses: list[str] = []
         for payload in payloads:
-            with guard_values.digests_kept():  # the variant's checks name the same classes again and again
+            with guard_values.digests_kept():  # each class digested once: as it was when the check began
                 warm = self._try_load(path, payload, kernel_dir, misses, args, kwargs)
             if warm is _NO_FIT:
                 return _NO_FIT

@@ -110,7 +110,7 @@ def class_digest(cls: type) -> str | None:
     Within `digests_kept`, each class is digested once."""
     if _in_torch(cls):
         return None
-    kept = _KEPT.get()
+    kept = _kept()
     if kept is not None and id(cls) in kept:
         known: str = kept[id(cls)][1]
         return known
@@ -124,7 +124,7 @@ def class_digest(cls: type) -> str | None:
     return digest
 
 
-def _own_parts(klass: type, kept: dict[int, tuple[Any, Any]] | None) -> list[Any]:
+def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
     """What `class_digest` writes for one class of the MRO: its name, then its members' code digests and plain
     constants in name order."""
     if kept is not None and ~id(klass) in kept:
@@ -144,22 +144,39 @@ def _own_parts(klass: type, kept: dict[int, tuple[Any, Any]] | None) -> list[Any
     return parts
 
 
-#: while one warm start checks a variant (`digests_kept`): id(class) -> (class, digest), and ~id(class) -> (class,
-#: its own parts); the entries keep the classes alive, so an id is never another class's while they exist
-_KEPT: contextvars.ContextVar[dict[int, tuple[Any, Any]] | None] = contextvars.ContextVar(
-    "torchair_ref_class_digests", default=None)
+class _Kept(dict[int, tuple[Any, Any]]):
+    """`digests_kept`'s memory: id(class) -> (class, digest), and ~id(class) -> (class, its own parts); the entries
+    keep the classes alive, so an id is never another class's while they exist. Emptied and closed when its block
+    ends: a context copied inside the block (an asyncio task, `contextvars.copy_context`, a thread that inherits its
+    parent's context) holds it on, and must then digest every class afresh."""
+
+    open = True
+
+
+_KEPT: contextvars.ContextVar[_Kept | None] = contextvars.ContextVar("torchair_ref_class_digests", default=None)
+
+
+def _kept() -> _Kept | None:
+    kept = _KEPT.get()
+    return kept if kept is not None and kept.open else None
 
 
 @contextlib.contextmanager
 def digests_kept() -> Iterator[None]:
-    """CC-14/CC-21: within the block, in this thread, each class is digested once: one warm start's checks name
+    """CC-14/CC-21: within the block, in this context, each class is digested once: one warm start's checks name
     the same classes again and again (GPT-2's 136 class guards name 38 classes, and each transformers model class
-    shares the ~290 methods of its bases). A class changed inside the block keeps the digest of its first use: the
-    block is one check of one call's guards, and Dynamo's own TYPE_MATCH there compares the class's id, no more."""
-    token = _KEPT.set({})
+    shares the ~290 methods of its bases). The block is one warm start's check of one variant (its record, its
+    guards written and evaluated once against the first call) and the load of its graph. A class changed inside the
+    block, by another thread or by code a guard's read runs (a module's `__getattr__`, a property), keeps the digest
+    of its first use there: the check sees the classes as they were when it began, as Dynamo's own TYPE_MATCH,
+    which compares only the class's id, would."""
+    kept = _Kept()
+    token = _KEPT.set(kept)
     try:
         yield
     finally:
+        kept.open = False
+        kept.clear()
         _KEPT.reset(token)
 
 

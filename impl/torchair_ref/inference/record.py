@@ -5,7 +5,7 @@ another schema is stale. Besides Dynamo's bytecode and the compiled graph it nam
 cached function (module, qualified name, digest of its bytecode), the `<model_info>` folder, the root module's
 train/eval flag, and every piece of code Dynamo traced for the graph (`TracedSource`: the lines of each inlined
 function, method and submodule `forward`, from Dynamo's own list of traced code). A warm start compares them with
-the live process by reading those lines again: no Dynamo import. Code inside torch itself is not listed: the
+the live process by hashing those lines' bytes again: no Dynamo import. Code inside torch itself is not listed: the
 fingerprint's torch version and git revision cover it. Code Python generated for a dataclass or namedtuple has no
 lines to read: it is listed by its class and fields instead (`generated`).
 """
@@ -198,10 +198,10 @@ def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None]) -> tuple[
 
 
 def changed_sources(sources: list[TracedSource]) -> list[str]:
-    """CC-14: the traced code whose lines differ now (edited, moved, or gone), each as `qualname (file:first)`;
-    code Python generated for a dataclass or namedtuple (`generated`), as the class whose fields changed. A source
-    is the same when its bytes are where they were in the file, or else when its lines are: the first needs no
-    file split into lines (that was a sixth of a transformers model's warm guard work)."""
+    """CC-14: the traced code whose lines differ now (edited, moved in bytes and in lines, or gone), each as
+    `qualname (file:first)`; code Python generated for a dataclass or namedtuple (`generated`), as the class whose
+    fields changed. A source is the same when its bytes are where they were in the file, or else when its lines
+    are: the first needs no file split into lines (that was a sixth of a transformers model's warm guard work)."""
     changed = []
     files: dict[str, tuple[bytes, list[int]] | None] = {}
     for s in sources:
@@ -218,5 +218,6 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
 
 def _same_bytes(source: TracedSource, files: dict[str, tuple[bytes, list[int]] | None]) -> bool:
     known = _file(source.file, files)
-    return (known is not None and 0 <= source.start < source.end <= len(known[0])
-            and hashlib.sha256(known[0][source.start:source.end]).hexdigest() == source.sha256)
+    start, end = source.start, source.end
+    return (known is not None and type(start) is int and type(end) is int and 0 <= start < end <= len(known[0])
+            and hashlib.sha256(known[0][start:end]).hexdigest() == source.sha256)
