@@ -1,5 +1,5 @@
 """EX-11, IMPL-4: GE kernels that select elements: ``Gather``, ``GatherV2``, ``GatherElements``, ``IndexByTensor``,
-``StridedSliceV2``, ``MaskedFill``, ``SelectV2``."""
+``StridedSliceV2``, ``MaskedFill``, ``SelectV2``; and that write them: ``TensorScatterUpdate``, ``TensorScatterAdd``."""
 
 from __future__ import annotations
 
@@ -129,3 +129,41 @@ def select_v2(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
     if condition.dtype != torch.bool:
         raise op.fail(f"condition must be bool, got {condition.dtype}")
     return torch.where(condition, then, other)
+
+
+def _scatter(op: OpView, inputs: list[torch.Tensor | None], accumulate: bool) -> torch.Tensor:
+    """A copy of x with ``updates`` written (or added) at ``indices``: indices' last axis holds K coordinates into x's
+    first K dims, updates has shape indices.shape[:-1] + x.shape[K:]. A coordinate outside [0, size) is refused (CANN
+    documents no write for it); with equal coordinates, which update wins is unspecified (this kernel: torch's)."""
+    x, indices, updates = required(op, inputs, 0), required(op, inputs, 1), required(op, inputs, 2)
+    if indices.dtype not in (torch.int32, torch.int64) or indices.dim() < 1:
+        raise op.fail(f"indices must be an int32 or int64 tensor of rank >= 1, got {indices.dtype} "
+                      f"{list(indices.shape)}")
+    k = indices.shape[-1]
+    want = (*indices.shape[:-1], *x.shape[k:])
+    if k > x.dim() or tuple(updates.shape) != want or updates.dtype != x.dtype:
+        raise op.fail(f"x {list(x.shape)} {x.dtype}, indices {list(indices.shape)}: updates must be {list(want)} "
+                      f"{x.dtype}, got {list(updates.shape)} {updates.dtype}")
+    coords = indices.reshape(-1, k).long()
+    for d in range(k):
+        if coords.numel() and (int(coords[:, d].min()) < 0 or int(coords[:, d].max()) >= x.shape[d]):
+            raise op.fail(f"indices {int(coords[:, d].min())}..{int(coords[:, d].max())} are out of range "
+                          f"[0, {x.shape[d]}) for dim {d}")
+    y = x.clone()
+    y.index_put_(tuple(coords[:, d] for d in range(k)), updates.reshape(-1, *x.shape[k:]), accumulate=accumulate)
+    return y
+
+
+@kernel("TensorScatterUpdate", dtypes=BASIC | {"DT_BOOL"}, same_dtype=((0, 2),),
+        source=f"{RAW_OPS}:39045 REG_OP(TensorScatterUpdate), BasicType() and bool ({METADEF}; string has no torch "
+               "dtype); indices IndexNumberType()")
+def tensor_scatter_update(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x with ``updates`` written at ``indices`` (``_scatter``)."""
+    return _scatter(op, inputs, False)
+
+
+@kernel("TensorScatterAdd", dtypes={"DT_FLOAT16", "DT_FLOAT", "DT_INT32", "DT_INT8", "DT_UINT8"}, same_dtype=((0, 2),),
+        source=f"{RAW_OPS}:39449 REG_OP(TensorScatterAdd); indices IndexNumberType()")
+def tensor_scatter_add(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """x with ``updates`` added at ``indices``, equal coordinates adding up (``_scatter``)."""
+    return _scatter(op, inputs, True)

@@ -1,6 +1,7 @@
 """EX-11, IMPL-4: GE reduction kernels (CANN semantics): ``ReduceSum``, ``ReduceMean``, ``ReduceMax``; the axes are
 an input tensor, ``keep_dims`` an attr. And the cumulative sum ``Cumsum`` (axis an input, ``exclusive`` and
-``reverse`` attrs), and ``TopKV2``, the k largest or smallest along the last dimension."""
+``reverse`` attrs), ``TopKV2``, the k largest or smallest along the last dimension, ``Sort`` along the last dimension,
+and ``Histogram``, counts in equal-width bins."""
 
 from __future__ import annotations
 
@@ -89,3 +90,39 @@ def _ordered(x: torch.Tensor) -> torch.Tensor:
     if x.dtype == torch.uint64:
         return x.view(torch.int64) ^ torch.iinfo(torch.int64).min
     return x
+
+
+_SORT = {"DT_FLOAT16", "DT_FLOAT", "DT_INT16", "DT_INT8", "DT_UINT8", "DT_INT32", "DT_INT64"}
+
+
+@kernel("Sort", dtypes=_SORT, source=f"{RAW_OPS}:47570 REG_OP(Sort)")
+def sort(op: OpView, inputs: list[torch.Tensor | None]) -> tuple[torch.Tensor, torch.Tensor]:
+    """x sorted along the last dimension (ascending, or descending with attr ``descending``) and the int32 positions
+    the values came from (``y2``); attr ``stable`` keeps equal elements in their order, without it their order is
+    unspecified (this kernel gives torch's). CANN's Sort works along the last dimension only (its ``axis`` attr names
+    it; the Ascend backend sorts no other), so another ``axis`` is refused."""
+    x = required(op, inputs, 0)
+    axis = op.i("axis", -1)
+    if axis not in (-1, max(x.dim() - 1, 0)):
+        raise op.fail(f"axis={axis} on a {x.dim()}-d input: Sort works along the last dimension")
+    values, indices = torch.sort(x, dim=-1, descending=op.b("descending", False), stable=op.b("stable", False))
+    return values, indices.to(torch.int32)
+
+
+@kernel("Histogram", dtypes={"DT_FLOAT16", "DT_FLOAT", "DT_INT32"}, source=f"{RAW_OPS}:34897 REG_OP(Histogram)")
+def histogram(op: OpView, inputs: list[torch.Tensor | None]) -> torch.Tensor:
+    """Counts of x's elements in attr ``bins`` equal-width bins over [``min``, ``max``] (the max in the last bin,
+    elements outside ignored; min and max both 0: the data's own range), float32 (int32 for an int32 x), as
+    ``torch.histc`` counts. Refused where CANN documents no result: ``bins`` < 1, ``min`` > ``max``, ``min`` equal to
+    a nonzero ``max``, and a data range of one value or none (an empty x) when both are 0."""
+    x, bins = required(op, inputs, 0), op.i("bins", 100)
+    low, high = op.f("min", 0.0), op.f("max", 0.0)
+    if bins < 1 or low > high or (low == high != 0):
+        raise op.fail(f"bins={bins}, min={low}, max={high}: CANN needs bins >= 1 and min < max (or both 0)")
+    work = x.double() if x.dtype == torch.int32 else x.float()
+    if low == high == 0:
+        if work.numel() == 0 or bool(work.min() == work.max()):
+            raise op.fail(f"min and max are 0 and the data's range is {'empty' if not work.numel() else 'one value'}")
+        low, high = float(work.min()), float(work.max())
+    counts = torch.histc(work, bins=bins, min=low, max=high)
+    return counts.to(torch.int32 if x.dtype == torch.int32 else torch.float32)

@@ -53,7 +53,8 @@ class Builder(op_builder.Builder):
                 and isinstance(self.values.get(source), list):
             self.values[node] = self.values[source][node.args[1]]
             return
-        lower = LOWERINGS.get(node.target)
+        # a library's custom op (not in torch.ops until that library is imported) is in the table by its name
+        lower = LOWERINGS.get(node.target) or LOWERINGS.get(_target_name(node.target))
         if lower is None:
             raise UnsupportedOperatorError(
                 f"dynamo_export: operator {_target_name(node.target)} has no GE lowering in the reference, so the "
@@ -82,6 +83,8 @@ class Builder(op_builder.Builder):
 
 
 def _target_name(target: Any) -> str:
+    if isinstance(target, str):  # a lowering table's key for a library's custom op: its name already
+        return target
     if isinstance(target, (_torch.op_overload(), _torch.higher_order_operator())):
         # a HigherOrderOperator (the seam returns its class as a plain `type`)
         return str(target) if isinstance(target, _torch.op_overload()) else target.name()  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ operators the table covers is ``docs/ge-coverage.md`` (generated, ``python -m te
 ``conv``       convolution, max pooling, inference batch norm
 ``attention``  scaled-dot-product attention (its math form)
 ``collective`` c10d's functional collectives
+``experts``    Mixture-of-Experts custom ops of libraries (transformers' grouped matmul), keyed by operator name
 =============  ======================================================================================================
 """
 
@@ -24,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import arith, attention, collective, compare, conv, creation, indexing, reduce, shapes
+from . import arith, attention, collective, compare, conv, creation, experts, indexing, reduce, shapes
 
 LOWERINGS: dict[Any, Callable[..., Any]] = {
     **arith.TABLE, **compare.TABLE, **creation.TABLE, **shapes.TABLE, **indexing.TABLE, **reduce.TABLE, **conv.TABLE,
-    **attention.TABLE, **collective.TABLE}
+    **attention.TABLE, **collective.TABLE, **experts.TABLE}

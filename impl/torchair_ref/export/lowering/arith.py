@@ -209,6 +209,7 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.mul.Tensor: mul,
     aten.mul.Scalar: _binary("Mul"),  # mul.py:53-56: both operands in the output dtype, no Muls
     aten.div.Tensor: div,  # div.py:15
+    aten.floor_divide.default: _binary("FloorDiv"),  # floor_divide.py:19-21: both in the output dtype
     aten.minimum.default: minimum,  # minimum.py:19
     aten.abs.default: abs_,  # abs.py:10
     aten.log.default: _unary("Log", base=-1.0, scale=1.0, shift=0.0),  # log.py:10; the attrs are REG_OP's defaults

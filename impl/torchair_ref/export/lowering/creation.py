@@ -92,6 +92,18 @@ def full_like(b: Builder, node: Any, x: Value, fill_value: Any, *, dtype: Any = 
     return _fill(b, node, dims, _cast_number(b, number, dtype or x.dtype))
 
 
+def empty_like(b: Builder, node: Any, x: Value, *, dtype: Any = None, layout: Any = None,
+               memory_format: Any = None, **_placement: Any) -> Value:
+    """``empty_like`` -> ``Fill(Shape(x), Cast(0.0, dtype or x's))`` (empty_like.py:17-35, which writes ``Fill``
+    rather than ``Empty``); ``Shape`` in its default int32 (attr ``dtype`` 3). A memory format other than contiguous
+    or preserve is refused, as there."""
+    _dense(node, layout)
+    if memory_format not in (None, torch.contiguous_format, torch.preserve_format):
+        raise unsupported(node, f"with memory_format={memory_format} (only contiguous and preserve)")
+    dims = b.one("Shape", [("x", x)], torch.int32, (x.rank,), {"dtype": 3})
+    return _fill(b, node, dims, _cast_number(b, 0.0, dtype or x.dtype))
+
+
 def scalar_tensor(b: Builder, node: Any, s: Any, *, dtype: Any = None, layout: Any = None,
                   **_placement: Any) -> Value:
     """``scalar_tensor`` -> a 0-d ``Const`` of the number in the output dtype (scalar_tensor.py:5-21)."""
@@ -107,5 +119,6 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.full.default: full,
     aten.new_full.default: new_full,
     aten.full_like.default: full_like,
+    aten.empty_like.default: empty_like,
     aten.scalar_tensor.default: scalar_tensor,
 }

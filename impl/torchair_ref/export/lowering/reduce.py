@@ -1,5 +1,6 @@
 """EX-7 lowerings of reductions over axes: sums (``ReduceSum``), cumulative sums (``Cumsum``), softmax
-(``SoftmaxV2``; a row masked everywhere gives 0), the k largest or smallest (``TopKV2``). ``mean.dim``
+(``SoftmaxV2``; a row masked everywhere gives 0), the k largest or smallest (``TopKV2``), sorting (``Sort``) and
+counting into bins (``Histogram``). ``mean.dim``
 (``ReduceMean``) is in ``arith`` with the other ops the first exports needed.
 
 Each follows the converter of the same name in the wheel's ``ge_converter/aten/`` (cited per function); the axes
@@ -72,6 +73,26 @@ def safe_softmax(b: Builder, node: Any, x: Value, dim: int, dtype: Any = None) -
                  shape)
 
 
+def _to_last(b: Builder, x: Value, dim: int) -> tuple[Value, list[int] | None]:
+    """x with ``dim`` swapped with the last dimension (``Transpose`` with an int64 perm), and that perm; x itself
+    and None when ``dim`` is already the last."""
+    last, axis = x.rank - 1, dim % x.rank if x.rank else 0
+    if axis == last or not x.rank:
+        return x, None
+    perm = list(range(x.rank))
+    perm[axis], perm[last] = last, axis
+    return b.one("Transpose", [("x", x), ("perm", b.const(perm, torch.int64))], x.dtype,
+                 tuple(x.shape[p] for p in perm)), perm
+
+
+def _back(b: Builder, values: list[Value], perm: list[int] | None) -> list[Value]:
+    """``values`` transposed back by ``perm`` (a swap is its own inverse), or as they are when ``perm`` is None."""
+    if perm is None:
+        return values
+    return [b.one("Transpose", [("x", v), ("perm", b.const(perm, torch.int64))], v.dtype,
+                  tuple(v.shape[p] for p in perm)) for v in values]
+
+
 def topk(b: Builder, node: Any, x: Value, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True
          ) -> list[Value]:
     """``topk`` -> ``TopKV2(x, k)``, attrs ``sorted``, ``dim``, ``largest`` (and ``sort_policy`` 1, which the
@@ -83,24 +104,50 @@ def topk(b: Builder, node: Any, x: Value, k: Any, dim: int = -1, largest: bool =
     swapped with the last around the op (``Transpose``), since CANN documents TopKV2 over the last dimension and its
     ``dim`` attr as reserved (upstream passes ``dim`` on)."""
     (dtype, shape), (index_dtype, index_shape) = out(node, 0), out(node, 1)
-    last = x.rank - 1
-    axis = dim % x.rank if x.rank else 0
-    perm = list(range(x.rank))
-    if axis != last:
-        perm[axis], perm[last] = last, axis
-        swapped = tuple(x.shape[p] for p in perm)
-        x = b.one("Transpose", [("x", x), ("perm", b.const(perm, torch.int64))], x.dtype, swapped)
+    x, perm = _to_last(b, x, dim)
+    if perm is not None:
         shape, index_shape = tuple(shape[p] for p in perm), tuple(index_shape[p] for p in perm)
     values, indices = b.op("TopKV2", [("x", x), ("k", b.promote(k, torch.int32))],
                            [(dtype, shape), (torch.int32, index_shape)],
-                           {"sorted": bool(sorted), "dim": -1 if axis != last else dim, "largest": bool(largest),
+                           {"sorted": bool(sorted), "dim": -1 if perm is not None else dim, "largest": bool(largest),
                             "sort_policy": 1})
-    indices = b.cast(indices, index_dtype)
-    if axis != last:
-        back = [tuple(v.shape[p] for p in perm) for v in (values, indices)]
-        values, indices = (b.one("Transpose", [("x", v), ("perm", b.const(perm, torch.int64))], v.dtype, s)
-                           for v, s in zip((values, indices), back))
-    return [values, indices]
+    return _back(b, [values, b.cast(indices, index_dtype)], perm)
+
+
+def sort(b: Builder, node: Any, x: Value, dim: int = -1, descending: bool = False) -> list[Value]:
+    """``sort`` -> ``Sort(x)`` along the last dimension, attrs ``axis`` (the last, as a positive number),
+    ``descending`` and ``stable`` false (the wheel's op builder always writes it: auto_generated_ge_raw_ops.py:47569),
+    its int32 ``y2`` cast to the output's int64 indices; another ``dim`` is swapped with the last around the op
+    (``Transpose`` with an int64 perm), as sort.py:16-33 does. Equal elements may come in any order, as
+    ``aten.sort.default`` (not stable) allows."""
+    dtype, index_dtype = out(node, 0)[0], out(node, 1)[0]
+    x, perm = _to_last(b, x, dim)
+    values, indices = b.op("Sort", [("x", x)], [(dtype, x.shape), (torch.int32, x.shape)],
+                           {"axis": x.rank - 1, "descending": bool(descending), "stable": False})
+    return _back(b, [values, b.cast(indices, index_dtype)], perm)
+
+
+def histc(b: Builder, node: Any, x: Value, bins: int = 100, min: Any = 0, max: Any = 0) -> Value:
+    """``histc`` -> ``Histogram(x)``, attrs ``bins``, ``min``, ``max`` (REG_OP: auto_generated_ge_raw_ops.py:34897),
+    whose float32 ``y`` is cast to the output dtype. A bfloat16 x is cast to float32 first (exactly), since the
+    registration takes float16, float32 and int32 only.
+
+    Departure: upstream has no converter for ``histc`` (the wheel registers none), so a model that counts with it
+    (transformers' grouped-matmul experts, for their group offsets) was refused there. ``Histogram`` is CANN's op with
+    torch's semantics (equal-width bins over [min, max], the max in the last bin, elements outside ignored, the data's
+    own range when min and max are both 0). A range torch fills in but CANN documents no value for (min equal to a
+    nonzero max), min above max, and a float64 x (float32 would change which bin an edge value falls in) are
+    refused."""
+    if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        raise unsupported(node, f"on a {x.dtype} input (Histogram takes float16 and float32; bfloat16 is cast)")
+    low, high = float(min), float(max)
+    if low > high or (low == high != 0):
+        raise unsupported(node, f"with min={min!r}, max={max!r} (Histogram documents min < max, or both 0)")
+    dtype, shape = out(node)
+    compute = torch.float32 if x.dtype == torch.bfloat16 else x.dtype
+    y = b.one("Histogram", [("x", b.cast(x, compute))], torch.float32, shape,
+              {"bins": int(bins), "min": low, "max": high})
+    return b.cast(y, dtype)
 
 
 TABLE: dict[Any, Callable[..., Any]] = {
@@ -110,4 +157,6 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten._softmax.default: softmax,
     aten._safe_softmax.default: safe_softmax,
     aten.topk.default: topk,
+    aten.sort.default: sort,  # sort.py:13
+    aten.histc.default: histc,
 }
