@@ -45,3 +45,29 @@ def test_gather_v2_negative_index_support():
         run_op("GatherV2", [X, torch.tensor(-1), torch.tensor([1])])
     with pytest.raises(GraphCheckError, match=r"out of range \[-3, 3\)"):
         run_op("GatherV2", [X, torch.tensor(-4), torch.tensor([1])], negative_index_support=True)
+
+
+def test_tensor_scatter_update_writes_rows_and_elements():
+    """RAW_OPS:39045 REG_OP(TensorScatterUpdate): indices' last axis holds coordinates into x's leading dims."""
+    x = torch.zeros(3, 2)
+    (got,) = run_op("TensorScatterUpdate", [x, torch.tensor([[2], [0]]), torch.tensor([[1.0, 2.0], [3.0, 4.0]])])
+    assert got.tolist() == [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]] and x.abs().sum() == 0
+    (got,) = run_op("TensorScatterUpdate", [x, i32(1, 1, 0, 1).reshape(2, 2), torch.tensor([5.0, 6.0])])
+    assert got.tolist() == [[0.0, 6.0], [0.0, 5.0], [0.0, 0.0]]
+
+
+def test_tensor_scatter_add_adds_equal_coordinates_up():
+    """RAW_OPS:39449 REG_OP(TensorScatterAdd)."""
+    (got,) = run_op("TensorScatterAdd", [torch.ones(3), torch.tensor([[1], [1], [2]]), torch.tensor([2.0, 3.0, 4.0])])
+    assert got.tolist() == [1.0, 6.0, 5.0]
+
+
+@pytest.mark.parametrize("indices,updates,why", [
+    (torch.tensor([[3]]), torch.zeros(1, 2), "out of range"),
+    (torch.tensor([[-1]]), torch.zeros(1, 2), "out of range"),
+    (torch.tensor([[0]]), torch.zeros(2, 2), "updates must be"),
+    (torch.tensor([[0.0]]), torch.zeros(1, 2), "int32 or int64"),
+])
+def test_tensor_scatter_update_refuses_coordinates_and_shapes_cann_does_not_define(indices, updates, why):
+    with pytest.raises(GraphCheckError, match=why):
+        run_op("TensorScatterUpdate", [torch.zeros(3, 2), indices, updates])

@@ -75,3 +75,44 @@ def test_top_k_v2_refuses_what_cann_does_not_define(k, dim, why):
         run_op("TopKV2", [X, torch.tensor([1], dtype=torch.int32)])
     with pytest.raises(UnsupportedDtypeError, match="TopKV2"):
         run_op("TopKV2", [X.bool(), torch.tensor(1, dtype=torch.int32)])
+
+
+def test_sort_along_the_last_dimension_with_int32_positions():
+    """RAW_OPS:47570 REG_OP(Sort): values and int32 y2; ``descending``; ``stable`` keeps equal elements in order."""
+    values, indices = run_op("Sort", [X], 2, descending=True)
+    assert values.tolist() == [[0.0, -0.5, -2.0], [3.0, 1.0, 0.5]] and indices.dtype == torch.int32
+    assert indices.tolist() == [[2, 1, 0], [2, 1, 0]]
+    ties = torch.tensor([3, 1, 3, 1, 2], dtype=torch.int64)
+    values, indices = run_op("Sort", [ties], 2, stable=True)
+    assert values.tolist() == [1, 1, 2, 3, 3] and indices.tolist() == [1, 3, 4, 0, 2]
+
+
+def test_sort_refuses_another_axis_and_types_its_registration_lacks():
+    """CANN's Sort works along the last dimension; float64 and bool are not in its registration."""
+    with pytest.raises(GraphCheckError, match="last dimension"):
+        run_op("Sort", [X], 2, axis=0)
+    with pytest.raises(UnsupportedDtypeError, match="Sort"):
+        run_op("Sort", [X.double()], 2)
+
+
+def test_histogram_counts_like_histc():
+    """RAW_OPS:34897 REG_OP(Histogram): equal-width bins over [min, max], the max in the last bin, values outside
+    left out; float32 counts (int32 for an int32 x); min and max both 0: the data's own range."""
+    x = torch.tensor([0.0, 1.0, 1.0, 2.0, 3.0, 3.0, -1.0, 4.0])
+    (got,) = run_op("Histogram", [x], bins=4, min=0.0, max=3.0)
+    assert got.dtype == torch.float32 and got.tolist() == [1.0, 2.0, 1.0, 2.0]
+    (got,) = run_op("Histogram", [x], bins=5)
+    assert got.tolist() == torch.histc(x, bins=5).tolist() == [1.0, 1.0, 2.0, 1.0, 3.0]
+    (got,) = run_op("Histogram", [torch.tensor([0, 2, 2, 7], dtype=torch.int32)], bins=2, min=0.0, max=4.0)
+    assert got.dtype == torch.int32 and got.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("attrs,x,why", [
+    ({"bins": 0, "min": 0.0, "max": 1.0}, [0.5], "bins=0"),
+    ({"bins": 2, "min": 2.0, "max": 1.0}, [0.5], "min=2.0"),
+    ({"bins": 2, "min": 1.0, "max": 1.0}, [0.5], "min=1.0"),
+    ({"bins": 2}, [0.5, 0.5], "one value"),
+])
+def test_histogram_refuses_what_cann_documents_no_count_for(attrs, x, why):
+    with pytest.raises(GraphCheckError, match=why):
+        run_op("Histogram", [torch.tensor(x)], **attrs)

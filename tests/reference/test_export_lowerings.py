@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import ge_executor
+from ge_executor import ge_ir
 from tests.reference.export import checks
 from tests.reference.export.lowering_cases import REFUSED, Case, cases
 from torchair_ref.export import dynamo_export
@@ -95,6 +96,26 @@ def test_default_attrs_upstream_writes(tmp_path):
     assert (cumsum.attr["exclusive"].b, cumsum.attr["reverse"].b) == (False, False) and "exclusive" in cumsum.attr
     log = _op(_export(tmp_path / "l", CASES["unary-math"]), "Log")
     assert (log.attr["base"].f, log.attr["scale"].f, log.attr["shift"].f) == (-1.0, 1.0, 0.0)
+
+
+def test_sort_histogram_and_grouped_matmul_attrs(tmp_path):
+    """sort.py:16-33 (Sort along the last dim, ``axis`` positive, ``stable`` written false); Histogram's bins, min,
+    max; GroupedMatmul as upstream's npu_grouped_matmul converter writes it (grouped_matmul.py:415-433): one tensor
+    per list (x0, weight0, bias0, ...), int64 group_list, per_token_scale omitted, split_item 3, group_type 0."""
+    sorts = checks.ops_of(_export(tmp_path / "s", CASES["sort"]), "Sort")
+    assert sorted((op.attr["axis"].i, op.attr["descending"].b, op.attr["stable"].b) for op in sorts) == \
+        [(2, False, False), (2, True, False)]
+    hist = checks.ops_of(_export(tmp_path / "h", CASES["histc"]), "Histogram")
+    assert sorted((op.attr["bins"].i, op.attr["min"].f, op.attr["max"].f) for op in hist) == \
+        [(3, 0.0, 0.0), (4, -2.0, 2.0), (5, -1.0, 1.0)]
+    gmm = _op(_export(tmp_path / "g", CASES["grouped-mm"]), "GroupedMatmul")
+    names = [d.name for d in gmm.input_desc]
+    assert names == ["x0", "weight0", "bias0", "scale0", "offset0", "antiquant_scale0", "antiquant_offset0",
+                     "group_list", "per_token_scale"] and gmm.input[-1] == "", (names, list(gmm.input))
+    assert gmm.input_desc[7].dtype == ge_ir.proto_dtype(torch.int64)
+    attrs = {k: gmm.attr[k].i for k in ("split_item", "group_type", "group_list_type", "dtype", "act_type")}
+    assert attrs == {"split_item": 3, "group_type": 0, "group_list_type": 0, "dtype": -1, "act_type": 0}, attrs
+    assert list(gmm.attr["tuning_config"].list.i) == [0] and not gmm.attr["transpose_weight"].b
 
 
 @pytest.mark.parametrize("name,model,inputs,why", REFUSED, ids=[r[0] for r in REFUSED])

@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tests.reference.export.grouped_mm import grouped_mm
+
 
 class Fn(nn.Module):
     """``forward`` is ``fn``; ``weights`` become parameters (a model's own weights, as the exporter sees them)."""
@@ -51,10 +53,28 @@ N, M = _g(3, 2, 3, dtype=torch.int64), _g(4, 2, 3, dtype=torch.int64)
 B, C = _g(5, 2, 3, dtype=torch.bool), _g(6, 2, 3, dtype=torch.bool)
 IMAGE = _g(7, 2, 4, 9, 9)
 PICK = N.abs() % 2  # indices in range for a dim of 2
+ROWS = torch.tensor([1, -2])  # rows 1 and 0 of a dim of 2 or 3, the second counted from the end
+TWICE = torch.tensor([1, -2, 1])  # the same with row 1 twice
+
+
+def _set_columns(x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+    """``y[:, i] = ...``: an index_put whose index follows a dim left whole."""
+    y = x.clone()
+    y[:, i] = x[:, :2]
+    return y
+
+
+def _inverse_permutation(x: torch.Tensor) -> torch.Tensor:
+    """transformers' grouped-matmul experts: sort, then invert the permutation through an index_put."""
+    order = torch.sort(x.reshape(-1)).indices
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel())
+    return inverse
 
 
 def cases() -> list[Case]:
     """Every case, built fresh (models hold their own weights)."""
+    gmm = grouped_mm()
     return [
         # arith: arith.py
         Case("sub-alpha", Fn(lambda m, x, y: torch.sub(x, y, alpha=2)), (X, Y), {"Sub", "Mul"}),
@@ -117,11 +137,20 @@ def cases() -> list[Case]:
         Case("arange-start", Fn(lambda m, x: x + torch.arange(1, 5) + torch.arange(-2, 2, dtype=torch.int32)), (X,),
              {"Range", "Cast"}),
         Case("split-with-sizes", Fn(lambda m, x: torch.split(x * 2, [1, 3], dim=2)), (X,), {"SplitV"}),
+        Case("floor-divide", Fn(lambda m, a, b: (a // 2, torch.floor_divide(a, b.abs() + 1))), (N, M), {"FloorDiv"}),
+        Case("empty-like-index-put", Fn(lambda m, x: _inverse_permutation(x)), (X,),
+             {"Sort", "Fill", "Shape", "TensorScatterUpdate"}),
         # indexing: indexing.py
         Case("select", Fn(lambda m, x: x[:, -1] + x[1, 0]), (X,), {"GatherV2"}),
         Case("index", Fn(lambda m, x, i: x[i]), (X, PICK), {"IndexByTensor"}),
         Case("index-bool-x", Fn(lambda m, c, i: c[i]), (B, PICK), {"IndexByTensor", "Cast"}),
         Case("gather", Fn(lambda m, x, i: torch.gather(x[:, :, 0], 1, i)), (X, PICK), {"GatherElements"}),
+        Case("index-put", Fn(lambda m, x, i, v: (x.index_put((i,), v), x.index_put((i,), v[0, 0]))),
+             (X, ROWS, _g(24, 2, 3, 4)), {"TensorScatterUpdate", "Unsqueeze", "SelectV2", "BroadcastTo"}),
+        Case("index-put-accumulate", Fn(lambda m, x, i, v: x.index_put((i, i), v, accumulate=True)),
+             (X, TWICE, _g(25, 3, 4)), {"TensorScatterAdd", "Pack"}),
+        Case("index-put-dynamic", Fn(lambda m, x, i, v: x.index_put((i,), v)), (X, ROWS, _g(24, 2, 3, 4)),
+             {"TensorScatterUpdate", "Shape", "Gather"}, dynamic=True),
         # reduce: reduce.py
         Case("sum", Fn(lambda m, x: (x.sum(), x.sum((0, 2), keepdim=True))), (X,), {"ReduceSum"}),
         Case("cumsum", Fn(lambda m, a: torch.cumsum(a, 1)), (N,), {"Cumsum"}),
@@ -135,6 +164,14 @@ def cases() -> list[Case]:
         Case("topk", Fn(lambda m, x: (*torch.topk(x, 2), *torch.topk(x * 3, 3, dim=2, largest=False))), (X,),
              {"TopKV2", "Cast"}),
         Case("topk-not-last", Fn(lambda m, x: torch.topk(x, 2, dim=1)), (X,), {"TopKV2", "Transpose", "Cast"}),
+        Case("sort", Fn(lambda m, x: (*torch.sort(x), *torch.sort(x, dim=1, descending=True))), (X,),
+             {"Sort", "Transpose", "Cast"}),
+        Case("histc", Fn(lambda m, x: (torch.histc(x, bins=5, min=-1.0, max=1.0), torch.histc(x.half(), bins=3),
+                                       torch.histc(x.bfloat16(), bins=4, min=-2, max=2))), (X,),
+             {"Histogram", "Cast"}),
+        # experts: experts.py
+        Case("grouped-mm", Fn(lambda m, x, offs: gmm(x, m.w, offs), w=_g(26, 3, 4, 5)),
+             (_g(27, 6, 4), torch.tensor([2, 2, 6], dtype=torch.int32)), {"GroupedMatmul", "Fill", "Cast"}),
         # conv: conv.py
         Case("conv2d", Fn(lambda m, x: F.conv2d(x, m.w, m.b, stride=2, padding=1, groups=2), w=_g(9, 6, 2, 3, 3),
                           b=_g(10, 6)), (IMAGE,), {"Conv2D"}),
@@ -165,5 +202,10 @@ REFUSED = [
      "not contiguous from offset 0"),
     ("arange-float", Fn(lambda m, x: x + torch.arange(0.5, 4.5)), (X,), "not integers"),
     ("arange-past-int32", Fn(lambda m, x: x + torch.arange(2**31, 2**31 + 4)), (X,), "beyond int32"),
+    ("histc-float64", Fn(lambda m, x: torch.histc(x.double(), bins=3)), (X,), "float64"),
+    ("histc-one-point", Fn(lambda m, x: torch.histc(x, bins=3, min=1.0, max=1.0)), (X,), "min=1.0"),
+    ("index-put-after-whole-dim", Fn(lambda m, x, i: _set_columns(x, i)), (X, ROWS), "left whole"),
+    ("index-put-accumulate-int64", Fn(lambda m, a, i: a.index_put((i,), a[:2], accumulate=True)), (N, ROWS),
+     "accumulate=True"),
     ("conv-transposed", Fn(lambda m, x: F.conv_transpose2d(x, m.w), w=_g(22, 4, 2, 3, 3)), (IMAGE,), "transposed"),
 ]
