@@ -8,10 +8,10 @@ in the module of its family here, so adding a GE op means one lowering and one k
 ``io``         values from the graph itself: ``Const``, ``FileConstant``
 ``arith``      element-wise arithmetic, comparisons, logic, casts, complex parts
 ``activation`` element-wise activations (``Relu``, ``Gelu``, ``GeluV2``, ``Swish``, ...)
-``reduce``     reductions over axes (``ReduceSum``, ``ReduceMean``, ...)
+``reduce``     reductions over axes (``ReduceSum``, ``ReduceMean``, ...), sorting and counting (``Sort``, ``Histogram``)
 ``shapes``     shape and layout: reshape, transpose, broadcast, concat, split, pack, shape, range, copies
-``indexing``   selecting elements: gathers, strided slices, masked fills
-``matmul``     matrix products (``MatMul``, ``MatMulV2``, ``BatchMatMul``, ``BatchMatMulV2``)
+``indexing``   selecting elements: gathers, strided slices, masked fills; writing them (``TensorScatterUpdate``)
+``matmul``     matrix products (``MatMul``, ``MatMulV2``, ``BatchMatMul``, ``BatchMatMulV2``, ``GroupedMatmul``)
 ``norm``       normalisations (``LayerNormV4``, ``SoftmaxV2``, ``BNInfer``)
 ``conv``       convolutions (``Conv2D``)
 ``pooling``    pooling windows (``MaxPoolWithArgmaxV1``)
