@@ -57,7 +57,7 @@ def _code_digest(code: types.CodeType) -> str:
     # and no interning, so equal values give equal bytes in every process. Scalars and tuples of them are written
     # as they are; any other constant as its `_stable` text in a list, a type no code constant has (nested code by
     # its own digest, sets in sorted order without relying on `marshal` to sort them). This runs for every method
-    # of every class a warm start checks (a few hundred for a transformers model): about 2.5 us each.
+    # of every class a warm start checks (551 for GPT-2): about 7 us each there, at the first touch of each code.
     consts = code.co_consts
     if not _SCALARS.issuperset(map(type, consts)):
         consts = tuple(map(_marshallable, consts))
