@@ -314,22 +314,8 @@ def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
         tree = ast.parse(text, mode="eval")
     except (SyntaxError, ValueError, RecursionError) as exc:
         raise UnknownGuard(f"the guard {text!r} is not a Python expression") from exc
-    sources: list[str] = []
-
-    class Replace(ast.NodeTransformer):
-        def visit(self, node: ast.AST) -> ast.AST:
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                    and f"{node.value.id}.{node.attr}" in _DOTTED):
-                # `math.ceil(...)` in a shape guard, `not math.isnan(L['scale'])`: the name a template holds
-                return ast.Name(id=_DOTTED[f"{node.value.id}.{node.attr}"], ctx=ast.Load())
-            if isinstance(node, ast.expr) and _source_of(node) is not None:
-                text = ast.unparse(node)
-                if text not in sources:
-                    sources.append(text)
-                return ast.Name(id=f"_s{sources.index(text)}", ctx=ast.Load())
-            return self.generic_visit(node)
-
-    body = cast(ast.Expression, Replace().visit(tree)).body
+    replace = _Templated()
+    body, sources = cast(ast.Expression, replace.visit(tree)).body, replace.sources
     for node in ast.walk(body):
         allowed = (
             isinstance(node, (ast.BoolOp, ast.And, ast.Or, ast.Load, ast.Not, ast.USub))
@@ -338,13 +324,33 @@ def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
             or (isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH))
             or (isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)))
             or (isinstance(node, ast.Constant) and type(node.value) in (int, float, bool, str, type(None)))
-            or (isinstance(node, ast.Name) and (re.fullmatch(r"_s\d+", node.id) or node.id in _FUNCTIONS))
+            or (isinstance(node, ast.Name) and (_TEMPLATE_NAME.fullmatch(node.id) or node.id in _FUNCTIONS))
             or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
                 and not node.keywords)
         )
         if not allowed:
             raise UnknownGuard(f"the guard {text!r} uses {type(node).__name__}, which a warm start cannot check")
     return ast.unparse(body), tuple(sources)
+
+
+class _Templated(ast.NodeTransformer):
+    """`_parsed_expression`'s rewrite: each source as `_s{i}` (its first `sources` index), and `math.ceil` and the
+    like as the names a template holds (a class made once: a warm start validates each template when it loads)."""
+
+    def __init__(self) -> None:
+        self.sources: list[str] = []
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and f"{node.value.id}.{node.attr}" in _DOTTED):
+            # `math.ceil(...)` in a shape guard, `not math.isnan(L['scale'])`: the name a template holds
+            return ast.Name(id=_DOTTED[f"{node.value.id}.{node.attr}"], ctx=ast.Load())
+        if isinstance(node, ast.expr) and _source_of(node) is not None:
+            text = ast.unparse(node)
+            if text not in self.sources:
+                self.sources.append(text)
+            return ast.Name(id=f"_s{self.sources.index(text)}", ctx=ast.Load())
+        return self.generic_visit(node)
 
 
 def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str]) -> str:
@@ -375,6 +381,8 @@ def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str
     return ast.unparse(Replace().visit(ast.parse(template, mode="eval")).body)
 
 
+#: a source's name in a template
+_TEMPLATE_NAME = re.compile(r"_s\d+")
 #: a name in a template (or the letters of a number's exponent, which no name matches and so stay as they are)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

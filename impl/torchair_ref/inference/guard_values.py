@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from torchair_ref import _refs, _torch
+from torchair_ref import _torch
 from torchair_ref.errors import TorchairRefError
 
 #: torch's operator classes, bound once (`describe_object` may run per call)
@@ -261,8 +261,10 @@ def type_named(name: str) -> type | None:
         qualname = f"{head}.{qualname}"
     if not module or "<" in qualname:
         return None
+    found: Any = sys.modules[module]  # loaded, as the loop found: read from there, not through the import machinery
     try:
-        found = _refs.resolve({"module": module, "qualname": qualname})
+        for part in qualname.split("."):
+            found = getattr(found, part)
     except Exception:  # noqa: BLE001 - not reachable by name: compared by name and digest instead
         return None
     return found if isinstance(found, type) and qualified_name(found) == name else None

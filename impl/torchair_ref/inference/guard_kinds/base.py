@@ -108,11 +108,17 @@ class GuardSpec:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], sources: bool = True) -> GuardSpec:
-        names = _field_names(cls)
-        missing = [name for name in names if name not in data]
-        if missing:
-            raise UnknownGuard(f"a {cls.check} guard lacks {missing}")
-        spec = cls(**{name: data[name] for name in names})
+        names = _FIELD_NAMES.get(cls) or _field_names(cls)
+        try:
+            values = [data[name] for name in names]
+        except KeyError:
+            raise UnknownGuard(f"a {cls.check} guard lacks {[name for name in names if name not in data]}") from None
+        # The fields set as `__init__` and `__post_init__` would set them, without calling either: a record holds
+        # hundreds of specs, and that call was most of reading one.
+        spec = object.__new__(cls)
+        spec.__dict__.update(zip(names, values))
+        if not isinstance(spec.text, str) or len(spec.text) > 300:
+            spec.__post_init__()
         if spec.when not in ("call", "first"):
             raise UnknownGuard(f"a {cls.check} guard has when={spec.when!r}")
         spec.validate(sources)
