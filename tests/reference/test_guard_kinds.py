@@ -61,6 +61,22 @@ def test_each_spec_round_trips_through_the_record_form(guard):
         guard_kinds.from_json({**specs[0].to_json(), "when": "sometimes"})
 
 
+def test_a_spec_read_from_a_record_is_the_one_its_constructor_makes():
+    """`from_json` sets a spec's fields without calling the dataclass's `__init__`: the spec equals the constructed
+    one, a text longer than a spec keeps is clipped as the constructor clips it, a field that is missing or a text
+    that is not a string is refused, and the spec stays frozen."""
+    spec = guard_kinds.translate(raw("NONE_MATCH", "L['self'].cache", "L['self'].cache is None"))[0]
+    stored = spec.to_json()
+    read = guard_kinds.from_json({**stored, "text": "x" * 500})
+    assert read == dataclasses.replace(spec, text="x" * 500) and read.text == "x" * 300
+    with pytest.raises(UnknownGuard, match="lacks \\['when'\\]"):
+        guard_kinds.from_json({k: v for k, v in stored.items() if k != "when"})
+    with pytest.raises(TypeError):
+        guard_kinds.from_json({**stored, "text": 3})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read.when = "first"  # type: ignore[misc]
+
+
 def test_a_dtype_compared_by_equality_is_its_own_kind():
     """The kind added in one module: a dtype or device is stored by its text and checked by type and equality."""
     specs = guard_kinds.translate(raw("EQUALS_MATCH", "L['self'].dtype", "L['self'].dtype == torch.bool", torch.bool))
