@@ -12,7 +12,7 @@ import zlib
 import pytest
 import torch
 
-from torchair_ref.inference import artifact, guard_check, guard_kinds, guard_read, guard_spec, saving
+from torchair_ref.inference import artifact, guard_check, guard_kinds, guard_read, guard_spec, guard_values, saving
 
 
 def translate(kind, source, parts, value, *, fixed, graph_inputs):
@@ -114,6 +114,89 @@ def test_class_digest_follows_the_code():
     B.__qualname__ = A.__qualname__
     assert guard_spec.class_digest(A) != guard_spec.class_digest(B)
     assert guard_spec.class_digest(torch.nn.Linear) is None
+
+
+def test_a_class_is_identified_by_its_traced_methods_and_its_members_names():
+    """CC-21 (f): with the members the trace reached, a class's digest follows their code, every member's name and
+    plain constant, and no other method's code; `describe_object` compares a class that way too."""
+    class A:
+        kind = "a"
+
+        def forward(self):
+            return 1
+
+        def spare(self):
+            return 1
+
+    class SpareDiffers:  # the same forward, another spare
+        kind = "a"
+
+        def forward(self):
+            return 1
+
+        def spare(self):
+            return 2
+
+    class ForwardDiffers:
+        kind = "a"
+
+        def forward(self):
+            return 2
+
+        def spare(self):
+            return 1
+
+    class Inherits(A):
+        pass
+
+    for cls in (SpareDiffers, ForwardDiffers):
+        cls.__qualname__ = A.__qualname__
+    traced = frozenset({A.forward.__code__})
+    assert guard_values.traced_members(A, traced) == ("forward",)
+    assert guard_values.traced_members(Inherits, traced) == ("forward",)  # found in a base
+    assert guard_values.traced_members(A, frozenset()) == ()
+    assert guard_values.class_digest(A, ["forward"]) == guard_values.class_digest(SpareDiffers, ("forward",))
+    assert guard_values.class_digest(A) != guard_values.class_digest(SpareDiffers)  # all of the code
+    assert guard_values.class_digest(A, ["forward"]) != guard_values.class_digest(ForwardDiffers, ["forward"])
+    assert guard_values.class_digest(A, ["spare"]) == guard_values.class_digest(ForwardDiffers, ["spare"])
+    vars_a = {k: v for k, v in vars(A).items() if k not in ("__dict__", "__weakref__")}
+    twin = type("A", (), dict(vars_a))
+    twin.__qualname__ = A.__qualname__
+    assert guard_values.class_digest(twin, ["forward"]) == guard_values.class_digest(A, ["forward"])
+    twin.extra = 5  # a member more: a lookup on the class may find it
+    assert guard_values.class_digest(twin, ["forward"]) != guard_values.class_digest(A, ["forward"])
+    twin.extra, twin.kind = None, "b"
+    del twin.extra
+    assert guard_values.class_digest(twin, ["forward"]) != guard_values.class_digest(A, ["forward"])  # a constant
+    described = guard_values.describe_object(A, traced)
+    assert described["class"]["members"] == ["forward"]
+    assert guard_values.describe_object(SpareDiffers, like=described) == described
+    assert guard_values.describe_object(ForwardDiffers, like=described) != described
+    assert guard_values.describe_object(A)["class"]["members"] is None  # no trace known: all of its code
+
+
+def test_a_class_is_also_identified_by_the_methods_python_or_dynamo_may_run_untraced():
+    """CC-21 (f): special methods (Python calls them: `__eq__` of a dict key, `__subclasshook__` of an isinstance)
+    and methods Dynamo runs for real (`assume_constant_result`) are digested even when the trace did not reach
+    them."""
+    class Special:
+        def __eq__(self, other):
+            return True
+
+        __hash__ = None
+
+        @torch.compiler.assume_constant_result
+        def width(self):
+            return 4
+
+        @classmethod
+        def __subclasshook__(cls, other):
+            return NotImplemented
+
+        def plain(self):
+            return 1
+
+    assert guard_values.traced_members(Special, frozenset()) == ("__eq__", "__subclasshook__", "width")
 
 
 def test_first_call_checks_name_the_failing_guard():

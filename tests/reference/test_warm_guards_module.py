@@ -136,6 +136,10 @@ CASES = {
                                          names=("helper", "relu", "sigmoid", "code")),
     "monkeypatched_method": submodule(warm="model.sub.forward = types.MethodType(times_three, model.sub)",
                                       names=("forward", "code", "sub")),
+    # the class's traced method itself replaced: the class guard compares the code of the methods the trace reached
+    "monkeypatched_class_method": submodule(warm="Sub.forward = times_three", names=("Sub", "TYPE_MATCH")),
+    # a member the cold class did not have: an attribute lookup may now find it first
+    "member_added_to_class": submodule(warm="Sub.extra = times_three", names=("Sub", "TYPE_MATCH")),
 }
 
 
@@ -188,6 +192,24 @@ def test_two_scripts_in_one_folder_share_no_graph(tmp_path: Path) -> None:
     # the class guard on `self.block` fails (its class's code differs); before its message said "the code it
     # reaches does not fit", which any failure said
     warm_guards.assert_never_served_silently(report, ("Block.forward", "TYPE_MATCH", "'block'"))
+
+
+SPARE = BLOCK.replace("        return x * {factor}\n", """        return x * 2
+
+    def spare(self, x):
+        return x * {factor}
+""")
+
+
+def test_a_method_the_trace_never_reached_may_differ(tmp_path: Path) -> None:
+    """CC-21 (f), CC-14: two scripts whose `Block` differs only in a method the trace never reached load each
+    other's graph: a cold trace of the second would have read the same code, so it would have served the call."""
+    first = warm_guards.write(tmp_path, "first", Case(SPARE.format(factor=2)))
+    second = warm_guards.write(tmp_path, "second", Case(SPARE.format(factor=3)))
+    warm_guards.cold_cache(first, Case(""), tmp_path)
+    report = warm_guards.run(second, "warm", Case(""), tmp_path)
+    assert report["unique_graphs"] == 0 and not report["warnings"], report
+    warm_guards.assert_loaded(report)
 
 
 SET_CONSTANT = """

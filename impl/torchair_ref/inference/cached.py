@@ -92,7 +92,7 @@ class CachedFunction:
         self._compile_ids: list[Any] = []
         self._compilation: Any = None
         self._model_info = ""
-        self._traced: list[record.TracedSource] | UncacheableError = UncacheableError(
+        self._traced: guard_read.Traced | UncacheableError = UncacheableError(
             "Dynamo did not report the traced code")
         #: why the graph traced in this process cannot be saved, found outside the graph compiler (None: it can)
         self._uncacheable: UncacheableError | None = None

@@ -17,6 +17,7 @@ import inspect
 import io
 import tokenize
 import types
+from dataclasses import dataclass
 from typing import Any, cast
 
 import torch
@@ -67,11 +68,13 @@ _CONTAINERS = (list, dict, collections.OrderedDict)
 
 def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any, args: tuple[Any, ...],
                 kwargs: dict[str, Any], graph_inputs: frozenset[str], before: dict[str, Any] | None = None,
-                refused: list[str] | None = None) -> list[GuardSpec]:
+                refused: list[str] | None = None, traced: frozenset[types.CodeType] | None = None
+                ) -> list[GuardSpec]:
     """CC-21: the checks for every guard Dynamo holds for `code` (its one compiled version), with the values at
     their sources from `before` (`Before.values`: the state before the cold call) and, for a source not there,
-    from the first call's `args`/`kwargs` and the live module; raises `UnknownGuard` naming a guard that cannot be
-    translated (or, given a `refused` list, appends its reason there and goes on: the benchmark's survey)."""
+    from the first call's `args`/`kwargs` and the live module; a guarded class is identified by the code of the
+    methods Dynamo `traced` (`Traced.codes`; by all of its code without it). Raises `UnknownGuard` naming a guard
+    that cannot be translated (or, given a `refused` list, appends its reason there and goes on: the survey)."""
     before = before or {}
     entries = _torch.cache_entries(code)
     if len(entries) != 1:
@@ -90,7 +93,7 @@ def guard_specs(code: types.CodeType, function: types.FunctionType, module: Any,
             parts = tuple(strip_comment(p) for p in guard.verbose_code_parts())
         else:  # a guard of our own (a dict's length): its text says what it checks
             parts = (f"len({source}) == {len(value)}",)
-        raw = RawGuard(kind, source, parts, value, fixed, graph_inputs)
+        raw = RawGuard(kind, source, parts, value, fixed, graph_inputs, traced)
         try:
             translated = guard_kinds.translate(raw)
         except UnknownGuard as exc:
@@ -155,8 +158,17 @@ def _value(kind: str, source: str | None, value_at: Any) -> Any:
         raise UnknownGuard(f"{kind} on {source}, which cannot be read back ({exc!r})") from exc
 
 
-def trace_facts() -> tuple[Any, list[record.TracedSource] | UncacheableError]:
-    """The current compile id and the source of the code Dynamo traced for it, read from Dynamo's tracing context.
+@dataclass(frozen=True)
+class Traced:
+    """What Dynamo traced for a compile: its code objects (they identify the methods of a guarded class that the
+    trace reached, CC-21 (f)) and their sources as the record keeps them (CC-14)."""
+
+    codes: frozenset[types.CodeType]
+    sources: list[record.TracedSource]
+
+
+def trace_facts() -> tuple[Any, Traced | UncacheableError]:
+    """The current compile id and the code Dynamo traced for it, read from Dynamo's tracing context.
 
     Each is replaced by the reason (an `UncacheableError`) when this torch does not offer it: the graph then runs but
     is not cached.
@@ -171,7 +183,7 @@ def trace_facts() -> tuple[Any, list[record.TracedSource] | UncacheableError]:
         codes = _torch.traced_code()
         if not codes:
             return compile_id, UncacheableError("Dynamo reported no traced code")
-        return compile_id, record.traced_sources(codes)
+        return compile_id, Traced(frozenset(codes), record.traced_sources(codes))
     except Exception as exc:  # noqa: BLE001 - as above
         return compile_id, UncacheableError(
             f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it")

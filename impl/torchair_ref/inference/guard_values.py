@@ -14,7 +14,7 @@ import marshal
 import re
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Container, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -104,51 +104,78 @@ def _in_torch(cls: type) -> bool:
     return module == "builtins" or module == "torch" or module.startswith("torch.")
 
 
-def class_digest(cls: type) -> str | None:
-    """A digest of the code of a class and its bases outside torch (methods, properties, static and class methods,
-    plain constants), in name order; None for a class of torch or builtins (the torch version covers those).
-    Within `digests_kept`, each class is digested once."""
+def class_digest(cls: type, members: Sequence[str] | None = None) -> str | None:
+    """A digest of a class and its bases outside torch, None for a class of torch or builtins (the torch version
+    covers those). Each class of the MRO gives its qualified name, its members' names in order and their plain
+    constants, and the code digests of its methods (properties, static and class methods): of all of them, or
+    with `members`, of those named there (`traced_members`: the ones Dynamo traced, CC-21 (f)). Within
+    `digests_kept`, each is computed once."""
     if _in_torch(cls):
         return None
+    if members is not None:
+        members = tuple(members)  # a record's JSON list
     kept = _kept()
-    if kept is not None and id(cls) in kept:
-        known: str = kept[id(cls)][1]
+    if kept is not None and (id(cls), members) in kept:
+        known: str = kept[id(cls), members][1]
         return known
     parts: list[Any] = []
     for klass in cls.__mro__:
         if not _in_torch(klass):
-            parts.extend(_own_parts(klass, kept))
+            static, methods = _own_parts(klass, kept)
+            parts.append(static)
+            for name in methods if members is None else members:
+                if name in methods:
+                    parts.append((name, [code_digest(code) for code in methods[name]]))
     digest = hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
     if kept is not None:
-        kept[id(cls)] = (cls, digest)
+        kept[id(cls), members] = (cls, digest)
     return digest
 
 
-def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
-    """What `class_digest` writes for one class of the MRO: its name, then its members' code digests and plain
-    constants in name order."""
+def traced_members(cls: type, traced: Container[types.CodeType]) -> tuple[str, ...]:
+    """CC-21 (f): the members of `cls` and its bases outside torch whose code a cold trace may have run: those
+    holding code Dynamo `traced`, and those it may have run without tracing them: every special method (`__eq__`,
+    `__hash__`, `__subclasshook__`, ... run by Python itself) and the methods marked `assume_constant_result`."""
+    found = set()
+    for klass in cls.__mro__:
+        if not _in_torch(klass):
+            members = vars(klass)
+            for name, codes in _own_parts(klass, _kept())[1].items():
+                if (name[:2] == name[-2:] == "__" or any(code in traced for code in codes)
+                        or getattr(_function(members[name]), "_dynamo_marked_constant", False)):
+                    found.add(name)
+    return tuple(sorted(found))
+
+
+def _own_parts(klass: type, kept: _Kept | None) -> tuple[list[Any], dict[str, list[types.CodeType]]]:
+    """What `class_digest` reads of one class of the MRO: its name, its members' names and plain constants, in name
+    order; and the code of each member that is a method, by name."""
     if kept is not None and ~id(klass) in kept:
-        parts: list[Any] = kept[~id(klass)][1]
+        parts: tuple[list[Any], dict[str, list[types.CodeType]]] = kept[~id(klass)][1]
         return parts
-    parts = [qualified_name(klass)]
+    static: list[Any] = [qualified_name(klass)]
+    methods: dict[str, list[types.CodeType]] = {}
     members = vars(klass)
     for name in sorted(members):
         value = members[name]
         key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
-        for code in _codes_of(value):
-            parts.append((key, code_digest(code)))
         if value is None or type(value) in (int, float, bool, str):
-            parts.append((key, "=", value))
+            static.append((key, "=", value))
+            continue
+        static.append(key)
+        codes = _codes_of(value)
+        if codes:
+            methods[key] = codes
     if kept is not None:
-        kept[~id(klass)] = (klass, parts)
-    return parts
+        kept[~id(klass)] = (klass, (static, methods))
+    return static, methods
 
 
-class _Kept(dict[int, tuple[Any, Any]]):
-    """`digests_kept`'s memory: id(class) -> (class, digest), and ~id(class) -> (class, its own parts); the entries
-    keep the classes alive, so an id is never another class's while they exist. Emptied and closed when its block
-    ends: a context copied inside the block (an asyncio task, `contextvars.copy_context`, a thread that inherits its
-    parent's context) holds it on, and must then digest every class afresh."""
+class _Kept(dict[Any, tuple[Any, Any]]):
+    """`digests_kept`'s memory: (id(class), members) -> (class, digest), and ~id(class) -> (class, its own parts);
+    the entries keep the classes alive, so an id is never another class's while they exist. Emptied and closed when
+    its block ends: a context copied inside the block (an asyncio task, `contextvars.copy_context`, a thread that
+    inherits its parent's context) holds it on, and must then digest every class afresh."""
 
     open = True
 
@@ -197,6 +224,10 @@ def module_digest(module: types.ModuleType) -> str:
     return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
 
 
+def _function(value: Any) -> Any:
+    return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+
+
 def _codes_of(value: Any) -> list[types.CodeType]:
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
@@ -207,12 +238,20 @@ def _codes_of(value: Any) -> list[types.CodeType]:
     return []
 
 
-def describe_class(cls: type) -> dict[str, Any]:
-    return {"name": qualified_name(cls), "digest": class_digest(cls)}
+def describe_class(cls: type, traced: Container[types.CodeType] | None = None,
+                   members: Sequence[str] | None = None) -> dict[str, Any]:
+    """A class by name and `class_digest`: of the members whose code is in `traced` (the cold trace's code), or of
+    the given `members` (the described class's, to compare with it), or of all (neither given)."""
+    if traced is not None:
+        members = traced_members(cls, traced)
+    return {"name": qualified_name(cls), "digest": class_digest(cls, members),
+            "members": None if members is None else list(members)}
 
 
-def describe_object(obj: Any) -> dict[str, Any]:
-    """What an object Dynamo guarded by id is, in terms that hold in another process."""
+def describe_object(obj: Any, traced: Container[types.CodeType] | None = None,
+                    like: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What an object Dynamo guarded by id is, in terms that hold in another process; a class by the members
+    `describe_class` digests for `traced` or, to compare with a description `like`, for the members named there."""
     if obj is None or obj is True or obj is False:
         return {"constant": obj}
     if isinstance(obj, types.ModuleType):
@@ -222,7 +261,8 @@ def describe_object(obj: Any) -> dict[str, Any]:
     if isinstance(obj, types.FunctionType):
         return {"function": qualified_name(obj), "code": code_digest(obj.__code__)}
     if isinstance(obj, type):
-        return {"class": describe_class(obj)}
+        named = like.get("class") if like is not None else None
+        return {"class": describe_class(obj, traced, named.get("members") if isinstance(named, dict) else None)}
     if isinstance(obj, (types.BuiltinFunctionType, types.BuiltinMethodType)) or callable(obj) and _is_torch_op(obj):
         return {"builtin": qualified_name(obj), "type": qualified_name(type(obj))}
     if isinstance(obj, (torch.dtype, torch.device)):

@@ -28,7 +28,9 @@ from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
 from torchair_ref.inference.tensor_spec import GraphInput
 
-SCHEMA_VERSION = 5  # 5: traced lines checked by their bytes (2026-11-28); 4: digests from one `marshal` text each
+#: 6: a guarded class identified by the code of the methods the trace reached; 5: traced lines checked by their
+#: bytes; 4: digests from one `marshal` text each
+SCHEMA_VERSION = 6
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 

@@ -48,7 +48,8 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
     transformed = bytecode.transformed_code(traced_code)
     try:
         guards = guard_read.guard_specs(traced_code, function, method.__self__, args, kwargs,
-                                        frozenset(source for source, _, _ in compilation.inputs), before)
+                                        frozenset(source for source, _, _ in compilation.inputs), before,
+                                        traced=traced.codes)
     except guard_spec.UnknownGuard as exc:
         raise UncacheableError(f"a warm start cannot check Dynamo's guard {exc}") from exc
     written = record.CacheRecord(
@@ -62,7 +63,7 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
         },
         model_info=model_info,
         training=bool(module.training),
-        traced_sources=traced,
+        traced_sources=traced.sources,
         options={
             "mode": config.mode,
             "dynamic": dynamic,

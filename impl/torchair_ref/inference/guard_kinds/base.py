@@ -10,6 +10,7 @@ depends on the process (no ids, no addresses, no hash order: CC-22).
 from __future__ import annotations
 
 import dataclasses
+import types
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -22,7 +23,8 @@ class RawGuard:
     """One leaf guard of Dynamo's tree at the cold trace: its kind (`TYPE_MATCH`, ...), the source it guards
     (`L['x']`, None for the root's), its verbose code text (comments stripped), the object at the source before the
     cold call (read only for kinds whose spec class sets `reads_value`), the frame's locals that are not arguments
-    (`self`, closure cells) and the sources that are inputs of the compiled graph."""
+    (`self`, closure cells), the sources that are inputs of the compiled graph, and the code Dynamo traced (None
+    where unknown: a class is then identified by all of its code)."""
 
     kind: str
     source: str | None
@@ -30,6 +32,7 @@ class RawGuard:
     value: Any = None
     fixed: frozenset[str] = frozenset()
     graph_inputs: frozenset[str] = frozenset()
+    traced: frozenset[types.CodeType] | None = None
 
     @property
     def text(self) -> str:

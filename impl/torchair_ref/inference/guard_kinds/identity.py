@@ -1,6 +1,7 @@
 """What Dynamo guarded by id (SPEC CC-21 (f), CC-22): TYPE_MATCH (the object's class) and ID_MATCH (the object
-itself). Ids differ per process, so a class is named by its qualified name and, outside torch, a digest of its code
-(`class_digest`); an object by what it is (`describe_object`: module, qualified name, code digest, constant)."""
+itself). Ids differ per process, so a class is named by its qualified name and, outside torch, a digest of what the
+cold trace could have read of it (`class_digest`: its members' names and constants, the code of the methods Dynamo
+traced); an object by what it is (`describe_object`: module, qualified name, code digest, constant)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,7 +21,8 @@ from torchair_ref.inference.guard_values import (
 @register
 @dataclass(frozen=True)
 class Class(GuardSpec):
-    """The class of the object at `source` is named `name` and its code digests to `digest` (None inside torch)."""
+    """The class of the object at `source` is named `name` and digests to `digest` (None inside torch), its methods
+    named in `members` (those the cold trace reached) by their code."""
 
     check = "class"
     kinds = ("TYPE_MATCH",)
@@ -29,23 +31,25 @@ class Class(GuardSpec):
     source: str
     name: str
     digest: str | None
+    members: list[str] | None = None
 
     @classmethod
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         source = raw.checked_source()
-        described = describe_class(type(raw.value))
-        return [cls(raw.kind, raw.when([source]), raw.text, source, described["name"], described["digest"])]
+        described = describe_class(type(raw.value), raw.traced)
+        return [cls(raw.kind, raw.when([source]), raw.text, source, described["name"], described["digest"],
+                    described["members"])]
 
     def test(self, code: Code) -> str:
         value = code.read(self.source)
         live = type_named(self.name)
-        if live is None or class_digest(live) != self.digest:
+        if live is None or class_digest(live, self.members) != self.digest:
             return f"{code.bind(self.fits)}({value})"  # not reachable by name here: compared by name and digest
         return f"{code.bind(type)}({value}) is {code.bind(live)}"
 
     def fits(self, value: Any) -> bool:
         cls = type(value)
-        return (qualified_name(cls), class_digest(cls)) == (self.name, self.digest)
+        return (qualified_name(cls), class_digest(cls, self.members)) == (self.name, self.digest)
 
 
 @register
@@ -63,7 +67,7 @@ class Object(GuardSpec):
     @classmethod
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
         source = raw.checked_source()
-        return [cls(raw.kind, raw.when([source]), raw.text, source, describe_object(raw.value))]
+        return [cls(raw.kind, raw.when([source]), raw.text, source, describe_object(raw.value, raw.traced))]
 
     def test(self, code: Code) -> str:
         """Identity first: the object that last passed, else the full check (which describes the object, a code
@@ -81,7 +85,7 @@ class _Known:
         self.described, self.value = described, _NOTHING
 
     def check(self, value: Any) -> bool:
-        if describe_object(value) == self.described:
+        if describe_object(value, like=self.described) == self.described:
             self.value = value
             return True
         return False
