@@ -39,6 +39,15 @@ class Case:
     extra: dict = field(default_factory=dict)
 
 
+def _gqa_from_hidden(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Grouped-query attention over hidden states (batch, sequence, 48), as a model computes it: 4 query heads and 2
+    key/value heads of 8, so that with symbolic batch and sequence sizes the head counts stay constants."""
+    batch, length = x.shape[0], x.shape[1]
+    q = x[..., :32].reshape(batch, length, 4, 8).transpose(1, 2)
+    k = x[..., 32:48].reshape(batch, length, 2, 8).transpose(1, 2)
+    return F.scaled_dot_product_attention(q, k, k * 2, is_causal=True, enable_gqa=True)
+
+
 def _g(seed: int, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     gen = torch.Generator().manual_seed(seed)
     if dtype.is_floating_point:
@@ -194,6 +203,16 @@ def cases() -> list[Case]:
              (_g(18, 2, 2, 5, 8),), {"BatchMatMulV2", "SoftmaxV2"}),
         Case("sdpa-causal-dynamic", Fn(lambda m, q: F.scaled_dot_product_attention(q, q, q, is_causal=True)),
              (_g(18, 2, 2, 5, 8),), {"BatchMatMulV2", "MaskedFill", "Range", "Rsqrt", "SoftmaxV2"}, dynamic=True),
+        # grouped-query attention (Falcon's one key head; Llama-style groups): key/value heads gathered per group
+        Case("sdpa-gqa-one-key-head", Fn(lambda m, q, k, v: F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, enable_gqa=True)), (_g(18, 2, 4, 5, 8), _g(19, 2, 1, 5, 8), _g(20, 2, 1, 5, 8)),
+             {"BatchMatMulV2", "GatherV2", "SoftmaxV2"}),
+        Case("sdpa-gqa-groups", Fn(lambda m, q, k, v, mask: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, enable_gqa=True)),
+             (_g(18, 2, 6, 5, 8), _g(19, 2, 3, 7, 8), _g(20, 2, 3, 7, 8), _g(21, 2, 1, 5, 7)),
+             {"BatchMatMulV2", "GatherV2", "Add", "SoftmaxV2"}),
+        Case("sdpa-gqa-dynamic", Fn(_gqa_from_hidden), (_g(20, 2, 5, 48),),
+             {"BatchMatMulV2", "GatherV2", "MaskedFill", "SoftmaxV2"}, dynamic=True),
     ]
 
 

@@ -17,6 +17,12 @@ The mask: a bool ``attn_mask`` keeps the scores where it is true and puts -inf e
 -inf)``, where.py's op); a float one is added (``Add``); ``is_causal`` adds a ``Const`` of -inf above the diagonal,
 or, with symbolic sequence lengths, ``MaskedFill`` of -inf where ``Greater(Range(S) as a row, Range(L) as a
 column)``. Dropout, and a mask together with ``is_causal`` (which PyTorch itself rejects), are refused.
+
+Grouped-query attention: the CPU op takes fewer key/value heads than query heads when they divide them (torch 2.14's
+``enable_gqa``, which transformers uses for Falcon's one key head): query head ``h`` attends key/value head
+``h // (heads / key heads)``, as ``repeat_interleave`` along the head axis would make them. The reference gathers
+the key and value heads in that order (``GatherV2`` along the head axis with a constant index), so that the math
+form above sees as many heads in each.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import torch
 
 from ..op_builder import Builder, Value
 from .common import out, unsupported
+from .shapes import GATHER_ATTRS
 
 
 def _batch_matmul(b: Builder, x1: Value, x2: Value, adj_x2: bool, shape: tuple[int, ...]) -> Value:
@@ -44,7 +51,10 @@ def attention(b: Builder, node: Any, q: Value, k: Value, v: Value, dropout_p: fl
     if is_causal and attn_mask is not None:
         raise unsupported(node, "with both an attention mask and is_causal")
     if k.shape[-3:-2] != q.shape[-3:-2] and -1 not in (*k.shape[-3:-2], *q.shape[-3:-2]):
-        raise unsupported(node, f"with {k.shape[-3]} key heads for {q.shape[-3]} query heads")
+        heads, kv_heads = q.shape[-3], k.shape[-3]
+        if heads % kv_heads or v.shape[-3] != kv_heads:
+            raise unsupported(node, f"with {kv_heads} key and {v.shape[-3]} value heads for {heads} query heads")
+        k, v = (_repeat_heads(b, x, heads // kv_heads) for x in (k, v))
     length, source = q.shape[-2], k.shape[-2]
     scores_shape = (*q.shape[:-1], source)
     scores = _batch_matmul(b, q, k, True, scores_shape)
@@ -64,6 +74,14 @@ def attention(b: Builder, node: Any, q: Value, k: Value, v: Value, dropout_p: fl
     probs = b.one("SoftmaxV2", [("x", scores)], q.dtype, scores_shape, {"axes": [-1], "half_to_float": False})
     dtype, shape = out(node, 0)
     return [_batch_matmul(b, probs, v, False, shape)]
+
+
+def _repeat_heads(b: Builder, x: Value, group: int) -> Value:
+    """x's heads (axis -3) each repeated ``group`` times in place: ``GatherV2`` with index ``h // group``."""
+    heads = x.shape[-3] * group
+    index = b.const([h // group for h in range(heads)], torch.int64)
+    return b.one("GatherV2", [("x", x), ("indices", index), ("axis", b.const(x.rank - 3, torch.int64))], x.dtype,
+                 (*x.shape[:-3], heads, *x.shape[-2:]), dict(GATHER_ATTRS))
 
 
 def _scale(b: Builder, q: Value, scale: Any) -> Value:

@@ -21,7 +21,7 @@ from .common import out, unsupported
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647
-_GATHER_ATTRS = {"batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
+GATHER_ATTRS = {"batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
 
 
 def reshape(b: Builder, node: Any, x: Value, size: Any) -> Value:
@@ -193,7 +193,7 @@ def index_select(b: Builder, node: Any, x: Value, dim: int, index: Value) -> Val
     """``index_select`` -> ``GatherV2(x, indices, axis)``."""
     dtype, shape = out(node)
     return b.one("GatherV2", [("x", x), ("indices", index), ("axis", b.const(dim, torch.int64))], dtype, shape,
-                 dict(_GATHER_ATTRS))
+                 dict(GATHER_ATTRS))
 
 
 def embedding(b: Builder, node: Any, weight: Value, indices: Value, padding_idx: Any = -1,
@@ -203,7 +203,7 @@ def embedding(b: Builder, node: Any, weight: Value, indices: Value, padding_idx:
         raise unsupported(node, "with scale_grad_by_freq or sparse")
     dtype, shape = out(node)
     return b.one("GatherV2", [("x", weight), ("indices", indices), ("axis", b.const([0], torch.int64))], dtype,
-                 shape, dict(_GATHER_ATTRS))
+                 shape, dict(GATHER_ATTRS))
 
 
 def arange(b: Builder, node: Any, end: Any, **_options: Any) -> Value:
@@ -244,7 +244,7 @@ def sym_size(b: Builder, node: Any, x: Value, dim: int) -> Any:
         return int(size)
     shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
     return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
-                 {"validate_indices": True, **_GATHER_ATTRS})
+                 {"validate_indices": True, **GATHER_ATTRS})
 
 
 TABLE: dict[Any, Callable[..., Any]] = {
