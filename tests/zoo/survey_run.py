@@ -199,7 +199,6 @@ def lower_all(captured: Any) -> dict[str, Any]:
     tried: a lowering that refuses an input built by an unsupported op (attention with a mask) is found too."""
     from ge_executor import ge_ir
     from torchair_ref.export import ge_build
-    from torchair_ref.export.lowering import LOWERINGS
 
     builder = ge_build.Builder(ge_ir.GraphDef(name="survey"), False)
     for graph_input in captured.inputs:
@@ -220,7 +219,7 @@ def lower_all(captured: Any) -> dict[str, Any]:
             continue
         name = ge_build._target_name(node.target)
         ops[name] += 1
-        if node.target not in LOWERINGS and getattr(node.target, "__name__", "") != "getitem":
+        if ge_build.lowering_of(node.target) is None and getattr(node.target, "__name__", "") != "getitem":
             missing[name] += 1
             stand_in(node)
             continue

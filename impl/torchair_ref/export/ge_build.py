@@ -18,6 +18,7 @@ lowering tables import; this module imports the tables, so the two form no circl
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch.fx
@@ -53,8 +54,7 @@ class Builder(op_builder.Builder):
                 and isinstance(self.values.get(source), list):
             self.values[node] = self.values[source][node.args[1]]
             return
-        # a library's custom op (not in torch.ops until that library is imported) is in the table by its name
-        lower = LOWERINGS.get(node.target) or LOWERINGS.get(_target_name(node.target))
+        lower = lowering_of(node.target)
         if lower is None:
             raise UnsupportedOperatorError(
                 f"dynamo_export: operator {_target_name(node.target)} has no GE lowering in the reference, so the "
@@ -80,6 +80,12 @@ class Builder(op_builder.Builder):
         if not leaves:
             raise ValueError("the model returns no tensor, so the exported graph would have no output")
         self.op("NetOutput", [(f"x{k}", v) for k, v in enumerate(leaves)], [])
+
+
+def lowering_of(target: Any) -> Callable[..., Any] | None:
+    """EX-7: the lowering of an fx node's target, None when there is none. A library's custom op (not in
+    torch.ops until that library is imported) is in the table by its name."""
+    return LOWERINGS.get(target) or LOWERINGS.get(_target_name(target))
 
 
 def _target_name(target: Any) -> str:
