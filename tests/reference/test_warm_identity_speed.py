@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -81,6 +82,23 @@ def test_a_recorded_span_that_does_not_fit_the_file_falls_back_to_the_lines(tmp_
     assert record.changed_sources(damaged) == []
     (tmp_path / "traced_mod.py").write_bytes(b"# head\n" + _SOURCE.encode().replace(b"+ 1", b"+ 3"))
     assert record.changed_sources(damaged) == [f"helper ({path}:2)"] * 4
+
+
+@pytest.mark.parametrize("replaced_by", ["fifo", "directory"])
+def test_a_traced_file_replaced_by_no_regular_file_is_stale_without_waiting_on_it(tmp_path, replaced_by: str) -> None:
+    """CC-14/CC-17: the traced lines are read only from a regular file: a FIFO in its place is not waited on (no
+    writer ever comes), a directory is not read; either is a change. No descriptor is left open."""
+    path, code = _module_file(tmp_path, b"# head\n" + _SOURCE.encode())
+    [source] = record.traced_sources([code])
+    (tmp_path / "traced_mod.py").unlink()
+    if replaced_by == "fifo":
+        os.mkfifo(path)
+    else:
+        os.mkdir(path)
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+    assert record.changed_sources([source, source]) == [f"helper ({path}:2)"] * 2
+    if before:
+        assert set(os.listdir("/proc/self/fd")) == before
 
 
 class _Base:

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import itertools
 import os
+import stat
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,11 +192,14 @@ def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None]) -> tuple[
     """The file's bytes and its line offsets (empty until `_lines_span` needs them), None when it cannot be read;
     `files` keeps them, so that one check reads a file once."""
     if path not in files:
-        try:
-            with open(path, "rb") as handle:
-                files[path] = handle.read(), []
-        except OSError:
-            files[path] = None
+        known = _opened(path)
+        files[path] = None
+        if known is not None:
+            try:
+                with open(known[0], "rb") as handle:  # closes the descriptor
+                    files[path] = handle.read(), []
+            except OSError:
+                pass
     return files[path]
 
 
@@ -203,23 +207,50 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
     """CC-14: the traced code whose lines differ now (edited, moved in bytes and in lines, or gone), each as
     `qualname (file:first)`; code Python generated for a dataclass or namedtuple (`generated`), as the class whose
     fields changed. A source is the same when its bytes are where they were in the file, or else when its lines
-    are: the first needs no file split into lines (that was a sixth of a transformers model's warm guard work)."""
+    are: the first reads only those bytes (reading GPT-2's 16 whole files took 0.6 ms; its 67 spans 0.2 ms) and
+    splits no file into lines."""
     changed = []
     files: dict[str, tuple[bytes, list[int]] | None] = {}
-    for s in sources:
-        if s.file in generated.MARKERS.values():
-            if generated.changed(s.file, s.qualname, s.sha256):
-                changed.append(f"{s.qualname} (the fields of {s.file[1:-1]} {s.qualname.rpartition('.')[0]})")
-        elif code_identity.is_marker(s.file):
-            if code_identity.changed(s.file, s.qualname, s.sha256):
-                changed.append(f"{s.qualname} ({s.file}, its code differs)")
-        elif not _same_bytes(s, files) and (_lines_span(s.file, s.first, s.last, files) or ("",))[0] != s.sha256:
-            changed.append(f"{s.qualname} ({s.file}:{s.first})")
+    opened: dict[str, tuple[int, int] | None] = {}
+    try:
+        for s in sources:
+            if s.file in generated.MARKERS.values():
+                if generated.changed(s.file, s.qualname, s.sha256):
+                    changed.append(f"{s.qualname} (the fields of {s.file[1:-1]} {s.qualname.rpartition('.')[0]})")
+            elif code_identity.is_marker(s.file):
+                if code_identity.changed(s.file, s.qualname, s.sha256):
+                    changed.append(f"{s.qualname} ({s.file}, its code differs)")
+            elif not _same_bytes(s, opened) and (_lines_span(s.file, s.first, s.last, files) or ("",))[0] != s.sha256:
+                changed.append(f"{s.qualname} ({s.file}:{s.first})")
+    finally:
+        for known in opened.values():
+            if known is not None:
+                os.close(known[0])
     return changed
 
 
-def _same_bytes(source: TracedSource, files: dict[str, tuple[bytes, list[int]] | None]) -> bool:
-    known = _file(source.file, files)
+def _same_bytes(source: TracedSource, opened: dict[str, tuple[int, int] | None]) -> bool:
+    """Whether the source's bytes are where they were (`opened`: each file's descriptor and size, opened once)."""
+    if source.file not in opened:
+        opened[source.file] = _opened(source.file)
+    known = opened[source.file]
     start, end = source.start, source.end
-    return (known is not None and type(start) is int and type(end) is int and 0 <= start < end <= len(known[0])
-            and hashlib.sha256(known[0][start:end]).hexdigest() == source.sha256)
+    return (known is not None and type(start) is int and type(end) is int and 0 <= start < end <= known[1]
+            and hashlib.sha256(os.pread(known[0], end - start, start)).hexdigest() == source.sha256)
+
+
+def _opened(path: str) -> tuple[int, int] | None:
+    """A regular file's descriptor and size, None when it cannot be opened (or is no regular file: a FIFO is not
+    waited on)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        status = os.fstat(descriptor)
+    except OSError:
+        status = None
+    if status is None or not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        return None
+    return descriptor, status.st_size
