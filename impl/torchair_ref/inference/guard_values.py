@@ -122,11 +122,15 @@ def class_digest(cls: type, members: Sequence[str] | None = None) -> str | None:
     parts: list[Any] = []
     for klass in cls.__mro__:
         if not _in_torch(klass):
-            static, methods = _own_parts(klass, kept)
-            parts.append(static)
-            for name in methods if members is None else members:
-                if name in methods:
-                    parts.append((name, [code_digest(code) for code in methods[name]]))
+            parts.append(_own_parts(klass, kept))
+            if members is None:
+                parts.extend((name, [code_digest(code) for code in codes]) for name, codes in _methods(klass).items())
+                continue
+            own = vars(klass)
+            for name in members:  # only these members' code is read (a transformers base has hundreds)
+                codes = _codes_of(own.get(name))
+                if codes:
+                    parts.append((name, [code_digest(code) for code in codes]))
     digest = hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
     if kept is not None:
         kept[id(cls), members] = (cls, digest)
@@ -141,35 +145,40 @@ def traced_members(cls: type, traced: Container[types.CodeType]) -> tuple[str, .
     for klass in cls.__mro__:
         if not _in_torch(klass):
             members = vars(klass)
-            for name, codes in _own_parts(klass, _kept())[1].items():
+            for name, codes in _methods(klass).items():
                 if (name[:2] == name[-2:] == "__" or any(code in traced for code in codes)
                         or getattr(_function(members[name]), "_dynamo_marked_constant", False)):
                     found.add(name)
     return tuple(sorted(found))
 
 
-def _own_parts(klass: type, kept: _Kept | None) -> tuple[list[Any], dict[str, list[types.CodeType]]]:
-    """What `class_digest` reads of one class of the MRO: its name, its members' names and plain constants, in name
-    order; and the code of each member that is a method, by name."""
+def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
+    """What `class_digest` reads of one class of the MRO besides its methods' code: its name, its members' names and
+    plain constants, in name order."""
     if kept is not None and ~id(klass) in kept:
-        parts: tuple[list[Any], dict[str, list[types.CodeType]]] = kept[~id(klass)][1]
+        parts: list[Any] = kept[~id(klass)][1]
         return parts
     static: list[Any] = [qualified_name(klass)]
-    methods: dict[str, list[types.CodeType]] = {}
     members = vars(klass)
     for name in sorted(members):
         value = members[name]
         key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
-        if value is None or type(value) in (int, float, bool, str):
-            static.append((key, "=", value))
-            continue
-        static.append(key)
-        codes = _codes_of(value)
-        if codes:
-            methods[key] = codes
+        static.append((key, "=", value) if value is None or type(value) in (int, float, bool, str) else key)
     if kept is not None:
-        kept[~id(klass)] = (klass, (static, methods))
-    return static, methods
+        kept[~id(klass)] = (klass, static)
+    return static
+
+
+def _methods(klass: type) -> dict[str, list[types.CodeType]]:
+    """The code of each member of `klass` that is a method (function, property, static or class method), by name, in
+    name order."""
+    members = vars(klass)
+    found: dict[str, list[types.CodeType]] = {}
+    for name in sorted(members):
+        codes = _codes_of(members[name])
+        if codes:
+            found[str.__str__(name)] = codes
+    return found
 
 
 class _Kept(dict[Any, tuple[Any, Any]]):
