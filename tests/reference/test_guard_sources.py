@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchair_ref.inference import guard_check, guard_spec
+from torchair_ref.inference import guard_check, guard_expressions, guard_spec
 
 
 def _spellings():
@@ -137,11 +137,11 @@ def test_a_template_is_rewritten_as_ast_rewrites_it(text: str, reads: list[str])
     import ast
 
     try:
-        template, _ = guard_spec.parse_expression(text)
+        template, _ = guard_expressions.parse_expression(text)
     except guard_spec.UnknownGuard:
         return
     codes = dict(zip(["_s0", "_s1", "_s2", "_s10"], reads))
-    names = {name: f"_tq_b{n}" for n, name in enumerate(sorted(guard_spec.FUNCTIONS))}
+    names = {name: f"_tq_b{n}" for n, name in enumerate(sorted(guard_expressions.FUNCTIONS))}
     if any(n not in codes for n in ("_s0", "_s1", "_s2", "_s10") if n in template):
         return
 
@@ -152,7 +152,49 @@ def test_a_template_is_rewritten_as_ast_rewrites_it(text: str, reads: list[str])
             return ast.Name(id=names[node.id], ctx=ast.Load())
 
     expected = ast.dump(Replace().visit(ast.parse(template, mode="eval")))
-    assert ast.dump(ast.parse(guard_spec.substitute(template, codes, names), mode="eval")) == expected
+    assert ast.dump(ast.parse(guard_expressions.substitute(template, codes, names), mode="eval")) == expected
+
+
+def _simple_spellings():
+    """Texts near the simple templates: two operands around a comparison (names, numbers in many spellings, some
+    that `ast` reads otherwise or refuses), `not isnan(...)`, with other spacing now and then."""
+    operand = st.one_of(
+        st.sampled_from(["_s0", "_s1", "_s12", "_s01", "_s", "s0", "_s1e5", "L['x']"]),
+        st.integers(0, 10**20).map(str),
+        st.sampled_from(["00", "01", "0.0", "1.", ".5", "1e5", "1e+20", "1E5", "1e-05", "1e-5", "2.50", "2.5",
+                         "1e309", "0x10", "1_000", "-1", "1.0e-05", "9" * 30, "1" + "0" * 4400]),
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    )
+    space = st.sampled_from([" ", " ", " ", "  ", ""])
+    comparison = st.builds(lambda a, s1, op, s2, b: f"{a}{s1}{op}{s2}{b}", operand, space,
+                           st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "is", "is not", "in", "=", "+"]),
+                           space, operand)
+    return st.one_of(comparison, st.builds(lambda a: f"not isnan({a})", operand),
+                     st.builds(lambda a: f"not  isnan({a})", operand))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_simple_spellings())
+def test_a_simple_template_is_taken_as_ast_would_give_it_back(text: str) -> None:
+    """What `_simple_template` takes without `ast` is exactly what `ast`'s path gives back unchanged, with no
+    source: the same template, not another spelling, and nothing `ast` refuses."""
+    if not guard_expressions._simple_template(text):
+        return
+    guard_expressions._parsed_expression.cache_clear()
+    original = guard_expressions._simple_template
+    try:
+        guard_expressions._simple_template = lambda _: False  # ast's path alone
+        assert guard_expressions._parsed_expression(text) == (text, ())
+    finally:
+        guard_expressions._simple_template = original
+        guard_expressions._parsed_expression.cache_clear()
+
+
+@pytest.mark.parametrize("text", ["_s0 == _s1", "_s0 is _s1", "_s0 is not _s1", "2 <= _s0", "_s0 == 1e-05",
+                                  "_s0 == 0.1", "_s0 != 0", "not isnan(_s3)", "_s10 > 123"])
+def test_the_zoo_models_templates_are_simple(text: str) -> None:
+    """The templates of GPT-2's and Llama's 37 and 28 expression guards are read without `ast`."""
+    assert guard_expressions._simple_template(text)
 
 
 def test_the_shape_printers_functions_are_kept():
@@ -162,15 +204,15 @@ def test_the_shape_printers_functions_are_kept():
     import math
 
     text = "(2*math.ceil((1 + (((-1) + L['x'].size()[2]) // 8)) / 2)) == (1 + (((-1) + L['x'].size()[2]) // 8))"
-    template, sources = guard_spec.parse_expression(text)
+    template, sources = guard_expressions.parse_expression(text)
     assert (template, sources) == ("2 * ceil((1 + (-1 + _s0) // 8) / 2) == 1 + (-1 + _s0) // 8", ["L['x'].size()[2]"])
     for size in range(1, 80):
         expected = eval(text, {"math": math, "L": {"x": torch.empty(1, 1, size)}})  # noqa: S307 - the test's own text
-        code = guard_spec.substitute(template, {"_s0": str(size)}, {"ceil": "ceil"})
-        assert eval(code, {"ceil": guard_spec.FUNCTIONS["ceil"]}) == expected  # noqa: S307
-    assert guard_spec.parse_expression("math.floor(torch.sym_float(L['n']) / 3) < math.inf") == (
+        code = guard_expressions.substitute(template, {"_s0": str(size)}, {"ceil": "ceil"})
+        assert eval(code, {"ceil": guard_expressions.FUNCTIONS["ceil"]}) == expected  # noqa: S307
+    assert guard_expressions.parse_expression("math.floor(torch.sym_float(L['n']) / 3) < math.inf") == (
         "floor(sym_float(_s0) / 3) < inf", ["L['n']"])
-    assert guard_spec.parse_expression("round(L['n'] / 2) + math.trunc(L['m']) == 3")[0] == (
+    assert guard_expressions.parse_expression("round(L['n'] / 2) + math.trunc(L['m']) == 3")[0] == (
         "round(_s0 / 2) + trunc(_s1) == 3")
 
 

@@ -12,7 +12,16 @@ import zlib
 import pytest
 import torch
 
-from torchair_ref.inference import artifact, guard_check, guard_kinds, guard_read, guard_spec, guard_values, saving
+from torchair_ref.inference import (
+    artifact,
+    guard_check,
+    guard_expressions,
+    guard_kinds,
+    guard_read,
+    guard_spec,
+    guard_values,
+    saving,
+)
 
 
 def translate(kind, source, parts, value, *, fixed, graph_inputs):
@@ -50,23 +59,24 @@ def test_the_plain_source_reader_agrees_with_the_parser(source):
 
 
 def test_shape_expressions_become_templates_and_reject_other_code():
-    template, sources = guard_spec.parse_expression("L['n'] >= 0 and L['n'] <= L['x'].size()[0]")
+    template, sources = guard_expressions.parse_expression("L['n'] >= 0 and L['n'] <= L['x'].size()[0]")
     assert sources == ["L['n']", "L['x'].size()[0]"]
     assert template == "_s0 >= 0 and _s0 <= _s1"
-    assert guard_spec.substitute(template, {"_s0": "n", "_s1": "x.size()[0]"}, "_p_") == "n >= 0 and n <= (x.size()[0])"
+    written = guard_expressions.substitute(template, {"_s0": "n", "_s1": "x.size()[0]"}, "_p_")
+    assert written == "n >= 0 and n <= (x.size()[0])"
     for bad in ("L['x'].size()[0] + __import__('os').getpid()", "[i for i in L['x']]", "L['x'].storage().data_ptr()"):
         with pytest.raises(guard_spec.UnknownGuard):
-            guard_spec.parse_expression(bad)
+            guard_expressions.parse_expression(bad)
 
 
 def test_a_float_argument_guard_is_kept_as_isnan():
     """A float argument the graph specialised on: Dynamo guards `not math.isnan(...)`; other calls stay refused."""
-    template, sources = guard_spec.parse_expression("not math.isnan(L['scale'])")
+    template, sources = guard_expressions.parse_expression("not math.isnan(L['scale'])")
     assert (template, sources) == ("not isnan(_s0)", ["L['scale']"])
-    assert guard_spec.substitute(template, {"_s0": "scale"}, "_p_") == "not _p_isnan(scale)"
+    assert guard_expressions.substitute(template, {"_s0": "scale"}, "_p_") == "not _p_isnan(scale)"
     for bad in ("not os.isnan(L['scale'])", "math.sqrt(L['scale']) > 0", "math.pi < L['scale']", "math.e(1)"):
         with pytest.raises(guard_spec.UnknownGuard):
-            guard_spec.parse_expression(bad)
+            guard_expressions.parse_expression(bad)
 
 
 def test_when_depends_on_the_root():
@@ -381,21 +391,48 @@ def test_the_outline_follows_what_the_check_does(monkeypatch):
     assert call(torch.zeros(8), 3) == "failed"
 
 
-def test_the_outline_follows_the_code_that_writes_the_source(monkeypatch):
-    """A source reader or writer of another build (here: another plain-source pattern in `guard_spec`) gives another
-    outline, so a stored check it wrote is not taken for this one's."""
-    import re
-
+def test_the_outline_follows_the_code_that_writes_the_source(monkeypatch, tmp_path):
+    """A source reader or writer of another build (here: `guard_spec` loaded from a file with another plain-source
+    pattern) gives another outline, so a stored check it wrote is not taken for this one's; the same files give the
+    same outline."""
     before = guard_check._Written(_checked_method, _checks(), {}).outline()
     monkeypatch.setattr(guard_check, "_GENERATOR", [])
-    monkeypatch.setattr(guard_spec, "_PLAIN_SOURCE", re.compile(guard_spec._PLAIN_SOURCE.pattern + "?"))
+    assert guard_check._Written(_checked_method, _checks(), {}).outline() == before
+    with open(guard_spec.__file__, encoding="utf-8") as handle:
+        text = handle.read()
+    assert text.count("_PLAIN_STEP = re.compile(") == 1
+    other = tmp_path / "guard_spec.py"
+    other.write_text(text.replace("_PLAIN_STEP = re.compile(", "_PLAIN_STEP = re.compile(r'(?:x)?' + "))
+    monkeypatch.setattr(guard_spec, "__file__", str(other))
+    monkeypatch.setattr(guard_check, "_GENERATOR", [])
     assert guard_check._Written(_checked_method, _checks(), {}).outline() != before
+
+
+def test_a_module_without_a_readable_file_is_digested_by_what_it_defines(tmp_path):
+    """`source_digest`: a module's file by its bytes; one whose file cannot be read by `module_digest` (its
+    functions' code, its classes, constants and patterns), which a changed function changes."""
+    from torchair_ref.inference import guard_values
+
+    path = tmp_path / "made.py"
+    path.write_text("def f():\n    return 1\n")
+    made = types.ModuleType("made")
+    made.__file__ = str(path)
+    exec(compile(path.read_text(), str(path), "exec"), made.__dict__)  # noqa: S102
+    by_file = guard_values.source_digest(made)
+    assert by_file.startswith("file:") and guard_values.source_digest(made) == by_file
+    path.write_text("def f():\n    return 2\n")
+    assert guard_values.source_digest(made) != by_file
+    made.__file__ = str(tmp_path / "gone.py")
+    by_code = guard_values.source_digest(made)
+    assert by_code == guard_values.module_digest(made)
+    exec(compile("def f():\n    return 3\n", "<other>", "exec"), made.__dict__)  # noqa: S102
+    assert guard_values.source_digest(made) != by_code
 
 
 def test_a_template_not_written_as_ast_writes_it_is_rewritten_as_ast_would():
     """A validated template in another spelling than `ast`'s (a comment, other spacing) is rewritten from `ast`'s
     spelling: the comment does not swallow the rest of the check."""
-    written = guard_spec.substitute("_s0  !=  1 # note", {"_s0": "n"}, "_p_")
+    written = guard_expressions.substitute("_s0  !=  1 # note", {"_s0": "n"}, "_p_")
     assert written == "n != 1" and eval(f"({written}) and True", {"n": 2})  # noqa: S307
 
 

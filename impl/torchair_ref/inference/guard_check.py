@@ -31,10 +31,10 @@ from typing import Any
 import torch
 
 from torchair_ref import _torch
-from torchair_ref.inference import guard_spec
+from torchair_ref.inference import guard_expressions, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
-from torchair_ref.inference.guard_values import module_digest, qualified_name
+from torchair_ref.inference.guard_values import qualified_name, source_digest
 
 
 def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
@@ -266,15 +266,18 @@ def _no_read(source: str) -> str:
 
 
 def _generator() -> list[str]:
-    """The digests of the code that writes a check's source from its outline: this module and the source reader
-    (another writer: another outline), once per process."""
+    """The digests of the code that writes a check's source from its outline: this module, the source reader and
+    the expression rewriter (another writer: another outline), by the files they were loaded from
+    (`source_digest`)."""
     if not _GENERATOR:
-        _GENERATOR.extend(module_digest(sys.modules[name]) for name in (__name__, guard_spec.__name__))
+        _GENERATOR.extend(source_digest(sys.modules[module.__name__])
+                          for module in (sys.modules[__name__], guard_spec, guard_expressions))
     return _GENERATOR
 
 
-#: `_generator`'s digests, computed at the first outline of the process
+#: `_generator`'s digests, computed when this module is imported: of the files as the process loaded them
 _GENERATOR: list[str] = []
+_generator()
 
 
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],

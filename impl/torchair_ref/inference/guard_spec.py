@@ -1,24 +1,19 @@
-"""Guard sources and expressions (SPEC CC-21, CC-22): the pure parsing every guard kind (`guard_kinds`) shares.
+"""Guard sources (SPEC CC-21, CC-22): the pure parsing every guard kind (`guard_kinds`) shares.
 
 A source is the path Dynamo names a guarded object by (`L['x']`, `L['self']._modules['lin']`,
 `G['helper'].__code__`, `list(dict.keys(X))[i]`): `parse_source` reads it into a root and steps, refusing any other
-form; `guard_check` turns the steps into code. An expression (the shape environment's `4 <= L['x'].size()[0]`,
-`L['n'] != 1`, tied weights `A is B`) becomes a template over `_s{i}` that only integer, comparison and identity
-forms and `FUNCTIONS` may use (`parse_expression`); `substitute` writes the code back. `when` says whether a check
-reads the call's arguments ("call") or only the module and the code it reaches ("first"). Nothing here depends on
-the process: no ids, no addresses, no hash order (CC-22).
+form; `guard_check` turns the steps into code (`guard_expressions` reads the expressions over sources). `when` says
+whether a check reads the call's arguments ("call") or only the module and the code it reaches ("first"). Nothing
+here depends on the process: no ids, no addresses, no hash order (CC-22).
 """
 from __future__ import annotations
 
 import ast
 import functools
 import keyword
-import math
 import re
 from collections.abc import Iterable
-from typing import Any, cast
-
-import torch
+from typing import Any
 
 from torchair_ref import _torch
 
@@ -34,17 +29,6 @@ from torchair_ref.inference.guard_values import qualified_name as qualified_name
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
 _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
-_COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
-_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-#: the pure functions (and constants) a guard expression may use, by the name a template holds them under: those
-#: Dynamo's shape-guard printer (torch's sympy `PythonPrinter`) writes, and `math.isnan` (a float
-#: argument the graph specialised on); `_DOTTED` maps the dotted names it writes to them
-_MATH = ("isnan", "floor", "ceil", "trunc", "log2", "cos", "cosh", "acos", "sin", "sinh", "asin", "tan", "tanh", "atan",
-         "inf", "nan")
-FUNCTIONS: dict[str, Any] = {"max": max, "min": min, "abs": abs, "round": round, "sym_float": torch.sym_float,
-                             **{name: getattr(math, name) for name in _MATH}}
-_FUNCTIONS = frozenset(FUNCTIONS)
-_DOTTED = {**{f"math.{name}": name for name in _MATH}, "torch.sym_float": "sym_float"}
 
 
 # -- sources -----------------------------------------------------------------------------------------------------
@@ -211,13 +195,13 @@ def _parse_with_ast(text: str) -> tuple[list[str], list[list[Any]]]:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError) as exc:  # ValueError: a NUL, a lone surrogate
         raise UnknownGuard(f"the guard source {text!r} is not an expression") from exc
-    found = _source_of(node)
+    found = source_of(node)
     if found is None:
         raise UnknownGuard(f"the guard source {text!r} has a form a warm start cannot follow")
     return found
 
 
-def _source_of(node: ast.AST) -> tuple[list[str], list[list[Any]]] | None:
+def source_of(node: ast.AST) -> tuple[list[str], list[list[Any]]] | None:
     """The (root, steps) of an AST node that is a source, or None."""
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in ("L", "G"):
         key = node.slice
@@ -225,20 +209,20 @@ def _source_of(node: ast.AST) -> tuple[list[str], list[list[Any]]] | None:
             return [node.value.id, key.value], []
         return None
     if isinstance(node, ast.Attribute):
-        inner = _source_of(node.value)
+        inner = source_of(node.value)
         return None if inner is None else (inner[0], inner[1] + [["attr", node.attr]])
     if isinstance(node, ast.Subscript):
         key = node.slice
         keys_of = _keys_of(node.value)
         if keys_of is not None and isinstance(key, ast.Constant) and type(key.value) is int:
-            inner = _source_of(keys_of)
+            inner = source_of(keys_of)
             return None if inner is None else (inner[0], inner[1] + [["key", key.value]])
         if isinstance(key, ast.Constant) and type(key.value) in (int, str):
-            inner = _source_of(node.value)
+            inner = source_of(node.value)
             return None if inner is None else (inner[0], inner[1] + [["item", key.value]])
         index = _key_index(key, node.value)
         if index is not None:
-            inner = _source_of(node.value)
+            inner = source_of(node.value)
             return None if inner is None else (inner[0], inner[1] + [["at", index]])
         return None
     if isinstance(node, ast.Call) and not node.keywords:
@@ -249,21 +233,21 @@ def _source_of(node: ast.AST) -> tuple[list[str], list[list[Any]]] | None:
                 if len(node.args) != 2 or not (isinstance(node.args[1], ast.Constant)
                                                and type(node.args[1].value) in (int, str)):
                     return None
-                inner = _source_of(node.args[0])
+                inner = source_of(node.args[0])
                 return None if inner is None else (inner[0], inner[1] + [["item", node.args[1].value]])
             if len(node.args) != 1:
                 return None
-            inner = _source_of(node.args[0])
+            inner = source_of(node.args[0])
             return None if inner is None else (inner[0], inner[1] + [[step, None]])
         if (isinstance(func, ast.Attribute) and func.attr == "__getitem__" and isinstance(func.value, ast.Name)
                 and func.value.id == "dict" and len(node.args) == 2):
             # `dict.__getitem__(X, list(dict.keys(X))[i])`: Dynamo's form for a dict subclass (transformers'
             # `_CanRecordRegistry(dict)`), the value at insertion index i, read past the subclass's `__getitem__`
             index = _key_index(node.args[1], node.args[0])
-            inner = None if index is None else _source_of(node.args[0])
+            inner = None if index is None else source_of(node.args[0])
             return None if inner is None else (inner[0], inner[1] + [["at", index]])
         if isinstance(func, ast.Attribute) and func.attr in _METHODS and not node.args:
-            inner = _source_of(func.value)
+            inner = source_of(func.value)
             return None if inner is None else (inner[0], inner[1] + [["call", func.attr]])
     return None
 
@@ -296,95 +280,6 @@ def when(sources: Iterable[str], fixed: frozenset[str]) -> str:
         if root[0] == "L" and root[1] not in fixed:
             return "call"
     return "first"
-
-
-# -- expressions -------------------------------------------------------------------------------------------------
-
-def parse_expression(text: str) -> tuple[str, list[str]]:
-    """An integer/identity guard expression as (template, sources): each source replaced by `_s{i}` (pure)."""
-    template, sources = _parsed_expression(text)
-    return template, list(sources)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed_expression(text: str) -> tuple[str, tuple[str, ...]]:
-    """`parse_expression`, cached: a warm start validates each expression when the record is read and again when
-    its check is written."""
-    try:
-        tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError, RecursionError) as exc:
-        raise UnknownGuard(f"the guard {text!r} is not a Python expression") from exc
-    replace = _Templated()
-    body, sources = cast(ast.Expression, replace.visit(tree)).body, replace.sources
-    for node in ast.walk(body):
-        allowed = (
-            isinstance(node, (ast.BoolOp, ast.And, ast.Or, ast.Load, ast.Not, ast.USub))
-            or (isinstance(node, ast.Compare) and all(isinstance(op, _COMPARE) for op in node.ops))
-            or isinstance(node, _COMPARE) or isinstance(node, _ARITH)
-            or (isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH))
-            or (isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)))
-            or (isinstance(node, ast.Constant) and type(node.value) in (int, float, bool, str, type(None)))
-            or (isinstance(node, ast.Name) and (_TEMPLATE_NAME.fullmatch(node.id) or node.id in _FUNCTIONS))
-            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-                and not node.keywords)
-        )
-        if not allowed:
-            raise UnknownGuard(f"the guard {text!r} uses {type(node).__name__}, which a warm start cannot check")
-    return ast.unparse(body), tuple(sources)
-
-
-class _Templated(ast.NodeTransformer):
-    """`_parsed_expression`'s rewrite: each source as `_s{i}` (its first `sources` index), and `math.ceil` and the
-    like as the names a template holds (a class made once: a warm start validates each template when it loads)."""
-
-    def __init__(self) -> None:
-        self.sources: list[str] = []
-
-    def visit(self, node: ast.AST) -> ast.AST:
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and f"{node.value.id}.{node.attr}" in _DOTTED):
-            # `math.ceil(...)` in a shape guard, `not math.isnan(L['scale'])`: the name a template holds
-            return ast.Name(id=_DOTTED[f"{node.value.id}.{node.attr}"], ctx=ast.Load())
-        if isinstance(node, ast.expr) and _source_of(node) is not None:
-            text = ast.unparse(node)
-            if text not in self.sources:
-                self.sources.append(text)
-            return ast.Name(id=f"_s{self.sources.index(text)}", ctx=ast.Load())
-        return self.generic_visit(node)
-
-
-def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str]) -> str:
-    """A validated template with each `_s{i}` replaced by the code that reads it, and each function name prefixed
-    or renamed by the `prefix` mapping (the generated code's own names for them) (pure). A template without a
-    string constant is rewritten name by name (its names are only `_s{i}`, functions and keywords; a code that is
-    not a name goes in parentheses); one with a string constant through `ast`, so that no text inside it changes."""
-    template = _parsed_expression(template)[0]  # as `ast` writes it (a text a record holds may be written otherwise)
-    if "'" not in template and '"' not in template:
-        def name(match: re.Match[str]) -> str:
-            token = match.group()
-            if token in codes:
-                code = codes[token]
-                return code if code.isidentifier() else f"({code})"
-            if token in _FUNCTIONS:
-                return prefix[token] if isinstance(prefix, dict) else prefix + token
-            return token
-
-        return _NAME.sub(name, template)
-
-    class Replace(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id in codes:
-                return ast.parse(codes[node.id], mode="eval").body
-            name = prefix[node.id] if isinstance(prefix, dict) else prefix + node.id
-            return ast.Name(id=name, ctx=ast.Load())
-
-    return ast.unparse(Replace().visit(ast.parse(template, mode="eval")).body)
-
-
-#: a source's name in a template
-_TEMPLATE_NAME = re.compile(r"_s\d+")
-#: a name in a template (or the letters of a number's exponent, which no name matches and so stay as they are)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 # -- what the checks read ---------------------------------------------------------------------------------------

@@ -1,13 +1,13 @@
 """Integer and identity expressions over sources (SPEC CC-21 (a), (b)): LAMBDA_GUARD (the shape environment's
 `4 <= L['x'].size()[0]`, `L['n'] != 1`, `not math.isnan(L['scale'])`) and OBJECT_ALIASING (tied weights
-`A is B`), kept as a template that `guard_spec.parse_expression` validated: only those forms reach generated code.
-The saved-tensor-hooks lambda needs no check: an inference graph saves no tensors."""
+`A is B`), kept as a template that `guard_expressions.parse_expression` validated: only those forms reach generated
+code. The saved-tensor-hooks lambda needs no check: an inference graph saves no tensors."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from torchair_ref import _torch
-from torchair_ref.inference import guard_spec
+from torchair_ref.inference import guard_expressions
 from torchair_ref.inference.guard_kinds import register
 from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
 
@@ -29,15 +29,15 @@ class Expr(GuardSpec):
             return []
         specs: list[GuardSpec] = []
         for part in raw.parts:
-            template, sources = guard_spec.parse_expression(part)
+            template, sources = guard_expressions.parse_expression(part)
             specs.append(cls(raw.kind, raw.when(sources), part, template, sources))
         return specs
 
     def validate(self, sources: bool = True) -> None:
         super().validate(sources)
-        guard_spec.parse_expression(self.expr)
+        guard_expressions.parse_expression(self.expr)
 
     def test(self, code: Code) -> str:
         codes = {f"_s{n}": code.read(source) for n, source in enumerate(self.sources)}
-        functions = {name: code.bind(function) for name, function in guard_spec.FUNCTIONS.items()}
-        return guard_spec.substitute(self.expr, codes, functions)
+        functions = {name: code.bind(function) for name, function in guard_expressions.FUNCTIONS.items()}
+        return guard_expressions.substitute(self.expr, codes, functions)
