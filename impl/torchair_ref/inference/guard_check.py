@@ -219,7 +219,9 @@ class _Written:
     def _write(self) -> tuple[list[str], list[str], str]:
         # Each placeholder replaced by the code reading its source. The fast path reads each distinct source prefix
         # once per call, into a local (`hoisted`): the checks of a deep module share most of their paths. The slow
-        # path (`_tq_which`, only after a failure) runs each read and each check alone.
+        # path (`_tq_which`, only after a failure) runs each read and each check alone. One check per line: a
+        # column past 127 takes the long form of each entry of the code's position table, which then was as large
+        # as the bytecode itself (GPT-2: 39 KB of 90 KB), all decoded at every warm start.
         if self._written is None:
             outlined, sources = self._outline()
             hoisted: dict[str, str] = {}
@@ -230,7 +232,10 @@ class _Written:
                 f"def guarded({self.pack}):\n"
                 "    try:\n"
                 + "".join(f"        {line}\n" for line in reads)
-                + f"        ok = {' and '.join(f'({t})' for t in tests) or 'True'}\n"
+                + "        ok = (\n"
+                + "".join(f"            ({test}) and\n" for test in tests)
+                + "            True\n"
+                "        )\n"
                 "    except Exception:\n"
                 "        ok = False\n"
                 "    if ok:\n"
