@@ -130,6 +130,26 @@ def test_within_digests_kept_a_class_is_digested_once(monkeypatch: pytest.Monkey
     assert reads == [_Model, _Base, _Model, _Base]
 
 
+def test_within_digests_kept_a_class_name_is_looked_up_once() -> None:
+    """`type_named` within the block finds each name once; the next block (the next warm start) finds the class the
+    module holds by then, and so does a lookup outside any block."""
+    module = types.ModuleType("torchair_test_named")
+    module.Thing = type("Thing", (), {"__module__": "torchair_test_named"})
+    first = module.Thing
+    sys.modules["torchair_test_named"] = module
+    try:
+        with guard_values.digests_kept():
+            assert guard_values.type_named("torchair_test_named.Thing") is first
+            module.Thing = type("Thing", (), {"__module__": "torchair_test_named"})
+            assert guard_values.type_named("torchair_test_named.Thing") is first
+        assert guard_values.type_named("torchair_test_named.Thing") is module.Thing is not first
+        with guard_values.digests_kept():
+            assert guard_values.type_named("torchair_test_named.Thing") is module.Thing
+            assert guard_values.type_named("torchair_test_named.Gone") is None
+    finally:
+        del sys.modules["torchair_test_named"]
+
+
 def test_a_class_changed_after_the_block_is_digested_again() -> None:
     """Outside the block (and in the next warm start's block) a changed method changes the digest."""
     class Local:

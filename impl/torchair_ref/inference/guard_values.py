@@ -182,10 +182,11 @@ def _methods(klass: type) -> dict[str, list[types.CodeType]]:
 
 
 class _Kept(dict[Any, tuple[Any, Any]]):
-    """`digests_kept`'s memory: (id(class), members) -> (class, digest), and ~id(class) -> (class, its own parts);
-    the entries keep the classes alive, so an id is never another class's while they exist. Emptied and closed when
-    its block ends: a context copied inside the block (an asyncio task, `contextvars.copy_context`, a thread that
-    inherits its parent's context) holds it on, and must then digest every class afresh."""
+    """`digests_kept`'s memory: (id(class), members) -> (class, digest), ~id(class) -> (class, its own parts), and
+    ("name", qualified name) -> (class, class) (`type_named`); the entries keep the classes alive, so an id is never
+    another class's while they exist. Emptied and closed when its block ends: a context copied inside the block (an
+    asyncio task, `contextvars.copy_context`, a thread that inherits its parent's context) holds it on, and must then
+    digest every class afresh."""
 
     open = True
 
@@ -319,7 +320,19 @@ def from_literal(value: Any) -> Any:
 
 
 def type_named(name: str) -> type | None:
-    """The class a qualified name names, importing nothing new (a class of a module not loaded is not the one)."""
+    """The class a qualified name names, importing nothing new (a class of a module not loaded is not the one).
+    Within `digests_kept`, each name is looked up once (GPT-2's 116 class checks name 23 classes)."""
+    kept = _kept()
+    if kept is None:
+        return _type_named(name)
+    if ("name", name) not in kept:
+        found = _type_named(name)
+        kept["name", name] = (found, found)
+    known: type | None = kept["name", name][1]
+    return known
+
+
+def _type_named(name: str) -> type | None:
     module, _, qualname = name.rpartition(".")
     while module and module not in sys.modules:
         module, _, head = module.rpartition(".")

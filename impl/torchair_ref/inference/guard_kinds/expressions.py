@@ -39,5 +39,6 @@ class Expr(GuardSpec):
 
     def test(self, code: Code) -> str:
         codes = {f"_s{n}": code.read(source) for n, source in enumerate(self.sources)}
-        functions = {name: code.bind(function) for name, function in guard_expressions.FUNCTIONS.items()}
+        functions = {name: code.bind(guard_expressions.FUNCTIONS[name])
+                     for name in guard_expressions.functions_in(self.expr)}
         return guard_expressions.substitute(self.expr, codes, functions)
