@@ -101,6 +101,40 @@ def test_a_traced_file_replaced_by_no_regular_file_is_stale_without_waiting_on_i
         assert set(os.listdir("/proc/self/fd")) == before
 
 
+def test_a_read_error_on_the_traced_bytes_leaves_the_decision_to_the_lines(tmp_path, monkeypatch) -> None:
+    """CC-17: an I/O error reading the recorded span (EIO from a failing disk or a network file system) is not a
+    crash that throws the whole cache away: the bytes are not known to be the same, and the lines decide."""
+    import errno
+
+    path, code = _module_file(tmp_path, b"# head\n" + _SOURCE.encode())
+    [source] = record.traced_sources([code])
+
+    def failing(*args: object) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", failing)
+    assert record.changed_sources([source]) == []
+    (tmp_path / "traced_mod.py").write_bytes(b"# head\n" + _SOURCE.encode().replace(b"+ 1", b"+ 3"))
+    assert record.changed_sources([source]) == [f"helper ({path}:2)"]
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_sources_in_many_files_hold_one_descriptor_at_a_time(tmp_path) -> None:
+    """CC-14: a record naming more traced files than the process may open at once is checked as well as one naming
+    a few (the files are opened one after the other, not all together)."""
+    import resource
+
+    sources = []
+    for n in range(300):
+        sources += record.traced_sources([_module_file(tmp_path, _SOURCE.encode(), f"m{n:03}.py")[1]])
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 16, hard))
+    try:
+        assert record.changed_sources(sources) == []
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
 class _Base:
     def shared(self) -> int:
         return 1

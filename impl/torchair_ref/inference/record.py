@@ -223,20 +223,33 @@ def changed_sources(sources: list[TracedSource]) -> list[str]:
             elif not _same_bytes(s, opened) and (_lines_span(s.file, s.first, s.last, files) or ("",))[0] != s.sha256:
                 changed.append(f"{s.qualname} ({s.file}:{s.first})")
     finally:
-        for known in opened.values():
-            if known is not None:
-                os.close(known[0])
+        _close(opened)
     return changed
 
 
 def _same_bytes(source: TracedSource, opened: dict[str, tuple[int, int] | None]) -> bool:
-    """Whether the source's bytes are where they were (`opened`: each file's descriptor and size, opened once)."""
+    """Whether the source's bytes are where they were; False when they cannot be read (the lines then decide).
+    `opened` holds the last file's descriptor and size: a record lists its sources by file, so each file is opened
+    once and one descriptor at a time is held (a record naming thousands of files needs no more)."""
     if source.file not in opened:
+        _close(opened)
         opened[source.file] = _opened(source.file)
     known = opened[source.file]
     start, end = source.start, source.end
-    return (known is not None and type(start) is int and type(end) is int and 0 <= start < end <= known[1]
-            and hashlib.sha256(os.pread(known[0], end - start, start)).hexdigest() == source.sha256)
+    if known is None or type(start) is not int or type(end) is not int or not 0 <= start < end <= known[1]:
+        return False
+    try:
+        read = os.pread(known[0], end - start, start)
+    except OSError:  # EIO from a failing disk or a network file system: not known to be the same
+        return False
+    return hashlib.sha256(read).hexdigest() == source.sha256
+
+
+def _close(opened: dict[str, tuple[int, int] | None]) -> None:
+    for known in opened.values():
+        if known is not None:
+            os.close(known[0])
+    opened.clear()
 
 
 def _opened(path: str) -> tuple[int, int] | None:
