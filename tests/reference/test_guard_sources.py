@@ -197,6 +197,15 @@ def test_the_zoo_models_templates_are_simple(text: str) -> None:
     assert guard_expressions._simple_template(text)
 
 
+def test_an_expression_binds_the_functions_ast_reads_in_it() -> None:
+    """An expression's check binds the functions of its template as `ast` reads it: a name spelled with other
+    letters that Python reads as the same name (full-width `ｉｓｎａｎ` is `isnan`) is bound too, so the check is
+    written and holds as Dynamo's own text would."""
+    assert guard_expressions.functions_in("not ｉｓｎａｎ(_s0)") == ("isnan",)
+    assert guard_expressions.functions_in("_s0 == 'max'") == ("max",)  # a string constant binds one more, harmless
+    assert guard_expressions.functions_in("_s0 <= _s1") == ()
+
+
 def test_the_shape_printers_functions_are_kept():
     """What Dynamo's shape-guard printer writes for rounding and true division (MobileViT: `math.ceil(s / 2)`),
     `torch.sym_float` and `math.inf`, kept under short names that the check binds to the same functions; evaluated

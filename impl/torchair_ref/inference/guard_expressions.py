@@ -9,12 +9,13 @@ import ast
 import functools
 import math
 import re
+import sys
 from typing import Any, cast
 
 import torch
 
 from torchair_ref.inference.guard_spec import source_of
-from torchair_ref.inference.guard_values import UnknownGuard
+from torchair_ref.inference.guard_values import UnknownGuard, loaded_code_digest
 
 _COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot)
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
@@ -116,7 +117,7 @@ class _Templated(ast.NodeTransformer):
 def functions_in(template: str) -> tuple[str, ...]:
     """The names of `FUNCTIONS` a template may use, in `FUNCTIONS`' order (a name inside a string constant counts):
     the only functions its check needs bound (binding all 22 for each of GPT-2's 37 expressions was 800 binds)."""
-    found = set(_NAME.findall(template))
+    found = set(_NAME.findall(_parsed_expression(template)[0]))  # as `ast` reads it: `ｉｓｎａｎ` is `isnan`
     return tuple(name for name in FUNCTIONS if name in found)
 
 
@@ -152,3 +153,7 @@ def substitute(template: str, codes: dict[str, str], prefix: str | dict[str, str
 _TEMPLATE_NAME = re.compile(r"_s\d+")
 #: a name in a template (or the letters of a number's exponent, which no name matches and so stay as they are)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+#: this module's code as the process loaded it: part of what names a stored check's writer (`guard_check`)
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)
