@@ -12,6 +12,7 @@ import zlib
 import pytest
 import torch
 
+from tests.conftest import program_env
 from torchair_ref.inference import (
     artifact,
     guard_check,
@@ -392,41 +393,70 @@ def test_the_outline_follows_what_the_check_does(monkeypatch):
 
 
 def test_the_outline_follows_the_code_that_writes_the_source(monkeypatch, tmp_path):
-    """A source reader or writer of another build (here: `guard_spec` loaded from a file with another plain-source
-    pattern) gives another outline, so a stored check it wrote is not taken for this one's; the same files give the
-    same outline."""
+    """A source reader of another build (here: `guard_spec` loaded from a copy with another plain-source pattern)
+    gives another outline, so a stored check it wrote is not taken for this one's; the same code loaded again from
+    the same file gives the same outline."""
+    import importlib.util
+
     before = guard_check._Written(_checked_method, _checks(), {}).outline()
-    monkeypatch.setattr(guard_check, "_GENERATOR", [])
-    assert guard_check._Written(_checked_method, _checks(), {}).outline() == before
     with open(guard_spec.__file__, encoding="utf-8") as handle:
         text = handle.read()
     assert text.count("_PLAIN_STEP = re.compile(") == 1
-    other = tmp_path / "guard_spec.py"
-    other.write_text(text.replace("_PLAIN_STEP = re.compile(", "_PLAIN_STEP = re.compile(r'(?:x)?' + "))
-    monkeypatch.setattr(guard_spec, "__file__", str(other))
-    monkeypatch.setattr(guard_check, "_GENERATOR", [])
-    assert guard_check._Written(_checked_method, _checks(), {}).outline() != before
+
+    def loaded(source: str, name: str) -> types.ModuleType:
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(f"torchair_test_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    same, again = loaded(text, "same"), loaded(text, "same")
+    other = loaded(text.replace("_PLAIN_STEP = re.compile(", "_PLAIN_STEP = re.compile(r'(?:x)?' + "), "other")
+    assert same.LOADED_DIGEST == again.LOADED_DIGEST != other.LOADED_DIGEST != guard_spec.LOADED_DIGEST
+    monkeypatch.setattr(guard_check, "guard_spec", same)
+    with_same = guard_check._Written(_checked_method, _checks(), {}).outline()
+    monkeypatch.setattr(guard_check, "guard_spec", other)
+    assert guard_check._Written(_checked_method, _checks(), {}).outline() not in (with_same, before)
 
 
-def test_a_module_without_a_readable_file_is_digested_by_what_it_defines(tmp_path):
-    """`source_digest`: a module's file by its bytes; one whose file cannot be read by `module_digest` (its
-    functions' code, its classes, constants and patterns), which a changed function changes."""
-    from torchair_ref.inference import guard_values
+_LOADED_MODULE = """\
+import sys
+from torchair_ref.inference.guard_values import loaded_code_digest
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)
+VALUES = frozenset({"size", "stride", "dim", "numel", "storage_offset"})
+def f():
+    return ANSWER
+"""
 
-    path = tmp_path / "made.py"
-    path.write_text("def f():\n    return 1\n")
-    made = types.ModuleType("made")
-    made.__file__ = str(path)
-    exec(compile(path.read_text(), str(path), "exec"), made.__dict__)  # noqa: S102
-    by_file = guard_values.source_digest(made)
-    assert by_file.startswith("file:") and guard_values.source_digest(made) == by_file
-    path.write_text("def f():\n    return 2\n")
-    assert guard_values.source_digest(made) != by_file
-    made.__file__ = str(tmp_path / "gone.py")
-    by_code = guard_values.source_digest(made)
-    assert by_code == guard_values.module_digest(made)
-    exec(compile("def f():\n    return 3\n", "<other>", "exec"), made.__dict__)  # noqa: S102
-    assert guard_values.source_digest(made) != by_code
+
+def test_a_modules_loaded_digest_names_the_code_it_runs_not_its_file(tmp_path):
+    """`loaded_code_digest`, taken in a module's body: the same in processes with other hash seeds (a set constant
+    included); a `.pyc` whose source file now says otherwise (unchecked-hash bytecode) gives the digest of the code
+    it runs, not of the file; other code, another digest."""
+    import py_compile
+
+    package = tmp_path / "loaded"
+    package.mkdir()
+    source = package / "probe.py"
+
+    def digest(seed: int) -> str:
+        out = subprocess.run(
+            [sys.executable, "-c", "import probe; print(probe.f(), probe.LOADED_DIGEST)"],
+            env=program_env({"PYTHONHASHSEED": str(seed), "PYTHONDONTWRITEBYTECODE": "1"}), cwd=package,
+            capture_output=True, text=True, check=True, timeout=120)
+        return out.stdout.strip()
+
+    source.write_text(_LOADED_MODULE.replace("ANSWER", "1"))
+    one = digest(1)
+    assert one.startswith("1 code:") and digest(2) == one
+    py_compile.compile(str(source), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    source.write_text(_LOADED_MODULE.replace("ANSWER", "2"))  # the bytecode that runs still returns 1
+    assert digest(3) == one
+    for cached in (package / "__pycache__").iterdir():
+        cached.unlink()
+    two = digest(4)
+    assert two.startswith("2 code:") and two.split()[1] != one.split()[1]
 
 
 def test_a_template_not_written_as_ast_writes_it_is_rewritten_as_ast_would():

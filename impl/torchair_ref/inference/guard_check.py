@@ -34,7 +34,7 @@ from torchair_ref import _torch
 from torchair_ref.inference import guard_expressions, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
-from torchair_ref.inference.guard_values import qualified_name, source_digest
+from torchair_ref.inference.guard_values import loaded_code_digest, qualified_name
 
 
 def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
@@ -271,18 +271,13 @@ def _no_read(source: str) -> str:
 
 
 def _generator() -> list[str]:
-    """The digests of the code that writes a check's source from its outline: this module, the source reader and
-    the expression rewriter (another writer: another outline), by the files they were loaded from
-    (`source_digest`)."""
-    if not _GENERATOR:
-        _GENERATOR.extend(source_digest(sys.modules[module.__name__])
-                          for module in (sys.modules[__name__], guard_spec, guard_expressions))
-    return _GENERATOR
+    """The digests of the code that writes a check's source from its outline, each as the process loaded it
+    (`loaded_code_digest`, taken in the module's body): this module, the source reader and the expression rewriter
+    (another writer: another outline)."""
+    return [LOADED_DIGEST, guard_spec.LOADED_DIGEST, guard_expressions.LOADED_DIGEST]
 
 
-#: `_generator`'s digests, computed when this module is imported: of the files as the process loaded them
-_GENERATOR: list[str] = []
-_generator()
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
 
 
 def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],

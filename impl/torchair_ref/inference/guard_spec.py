@@ -12,6 +12,7 @@ import ast
 import functools
 import keyword
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,6 +26,7 @@ from torchair_ref.inference.guard_values import describe_class as describe_class
 from torchair_ref.inference.guard_values import describe_object as describe_object
 from torchair_ref.inference.guard_values import from_literal as from_literal
 from torchair_ref.inference.guard_values import literal as literal
+from torchair_ref.inference.guard_values import loaded_code_digest
 from torchair_ref.inference.guard_values import qualified_name as qualified_name
 
 _METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
@@ -293,3 +295,7 @@ def global_names(specs: Iterable[Any]) -> set[str]:
             if root[0] == "G":
                 names.add(root[1])
     return names
+
+
+#: this module's code as the process loaded it: part of what names a stored check's writer (`guard_check`)
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)
