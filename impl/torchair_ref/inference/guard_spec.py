@@ -29,7 +29,7 @@ from torchair_ref.inference.guard_values import literal as literal
 from torchair_ref.inference.guard_values import loaded_code_digest
 from torchair_ref.inference.guard_values import qualified_name as qualified_name
 
-_METHODS = frozenset({"size", "stride", "storage_offset", "dim", "numel"})
+_METHODS = frozenset(("size", "stride", "storage_offset", "dim", "numel"))  # no set constant: see LOADED_DIGEST
 _HELPERS = {_torch.ODICT_GETITEM: "item", "type": "type", "dict": "dict"}
 
 

@@ -220,9 +220,10 @@ def digests_kept() -> Iterator[None]:
 def loaded_code_digest(code: types.CodeType) -> str:
     """A digest of a module's code as this process loaded it: the code object of its body, holding every function
     and class body of the module (`marshal` format 2: no references, so equal code gives equal bytes in every
-    process; Python 3.11 writes a set constant in a fixed order). Taken in the module's own body at its import, it
-    names what the module runs, whether that came from its source, a `.pyc` (even one whose source differs) or an
-    archive, and not a file changed afterwards. Its file's path and line numbers are part of it."""
+    process; Python 3.11 writes a set constant in a fixed order, 3.10 in its hash order: the modules it names hold
+    none). Taken in the module's own body at its import, it names what the module runs, whether that came from its
+    source, a `.pyc` (even one whose source differs) or an archive, and not a file changed afterwards. Its file's
+    path and line numbers are part of it."""
     return "code:" + hashlib.sha256(marshal.dumps(code, 2)).hexdigest()
 
 
