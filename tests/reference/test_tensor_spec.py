@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torchair_ref.errors import BrokenCacheError
-from torchair_ref.inference import guard_kinds, inputs
+from torchair_ref.inference import guard_kinds, inputs, tensor_spec
 from torchair_ref.inference.guard_kinds.tensor import Tensor
 from torchair_ref.inference.guard_values import UnknownGuard
 from torchair_ref.inference.tensor_spec import GraphInput, TensorSpec
@@ -151,3 +151,25 @@ def test_a_spec_with_a_device_index_refuses_another_index() -> None:
     assert spec.type_mismatch(torch.zeros(2), "x") == "input x: expected device cpu:0, got cpu"
     with pytest.raises(BrokenCacheError, match="device"):
         TensorSpec.from_json({**spec.to_json(), "device": "cpu:x"})
+
+
+@given(st.one_of(st.sampled_from(["cpu", "cuda", "cuda:0", "cuda:7", "meta", "cpu:0", "npu", "cuda:-1", "cud",
+                                  "", " cpu", "CPU", "cuda:0:1", "privateuseone"]),
+                 st.text(max_size=8)))
+def test_a_device_text_is_judged_as_torch_judges_it_each_time(text: str) -> None:
+    """`_is_device` keeps each answer: the kept one is torch's own, the first time and every later time."""
+    try:
+        torch.device(text)
+        expected = True
+    except (RuntimeError, ValueError):
+        expected = False
+    assert tensor_spec._is_device(text) is expected
+    assert tensor_spec._is_device(text) is expected
+
+
+@given(st.from_regex(r"\A[a-z]{1,3}[0-9]{1,4}\Z"))
+def test_a_symbol_alone_is_an_expression_as_ast_reads_it(symbol: str) -> None:
+    """`is_expression`'s shortcut for a symbol ("s0") agrees with reading it as Python: a name, worth 2."""
+    assert tensor_spec.is_expression(symbol)
+    assert tensor_spec.evaluate(symbol, {symbol: 5}) == 5
+    assert tensor_spec.is_expression(symbol + "**2") and not tensor_spec.is_expression(symbol + "(")

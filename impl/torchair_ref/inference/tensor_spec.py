@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import collections
-import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +82,15 @@ class TensorSpec:
             raise BrokenCacheError(f"no valid dtype, shape, stride or device: {(dtype, device, shape, stride)!r:.200}")
         return cls(str(found), device, tuple(shape), tuple(stride))
 
+    def _with(self, pytype: str | None, size_expr: Exprs | None, stride_expr: Exprs | None,
+              contiguous: bool) -> TensorSpec:
+        """This layout with the other fields set (`dataclasses.replace` without its checks: a record holds a spec per
+        graph input and per module tensor, all read at every warm start)."""
+        spec = object.__new__(TensorSpec)
+        spec.__dict__.update(self.__dict__, pytype=pytype, size_expr=size_expr, stride_expr=stride_expr,
+                             contiguous=contiguous)
+        return spec
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TensorSpec:
         """The spec `to_json` wrote; BrokenCacheError naming the field that no spec `of` writes could hold."""
@@ -100,8 +108,7 @@ class TensorSpec:
             raise BrokenCacheError(f"an invalid pytype or contiguous: {data!r:.200}")
         if contiguous and None not in stride:  # `of` marks only symbolic strides; static ones say it all
             raise BrokenCacheError(f"an invalid contiguous: the strides {stride} are all static")
-        return dataclasses.replace(spec, pytype=pytype, size_expr=exprs["size_expr"], stride_expr=exprs["stride_expr"],
-                                   contiguous=contiguous)
+        return spec._with(pytype, exprs["size_expr"], exprs["stride_expr"], contiguous)
 
     def type_mismatch(self, value: Any, name: str) -> str | None:
         """CC-15/CC-21: why `value` is not a tensor of this dtype, device, Python type and rank, or None."""
@@ -214,6 +221,8 @@ def is_expression(expr: str) -> bool:
     """Whether `evaluate` accepts `expr` and, with every symbol 2, no step of it exceeds an int64 (pure): so its
     degree is below 64 and its constants fit, and evaluating it with real sizes (here, or as the Python the input
     check generates from it) stays quick and small, as a size or stride Dynamo writes always does."""
+    if SYMBOL.match(expr):
+        return True  # a symbol alone ("s0", the common case): a name, which evaluates to 2
     try:
         _evaluate(ast.parse(expr, mode="eval").body, collections.defaultdict(lambda: 2), _LIMIT)
     except (ValueError, SyntaxError, RecursionError, MemoryError):
@@ -244,14 +253,23 @@ def _within(value: int, limit: int | None) -> int:
 
 
 def _is_device(text: Any) -> bool:
-    """Whether `text` names a device torch knows (the per-call check builds `torch.device` from it)."""
+    """Whether `text` names a device torch knows (the per-call check builds `torch.device` from it); each text is
+    asked of torch once per process (a record names the same device for every tensor)."""
     if not isinstance(text, str):
         return False
-    try:
-        torch.device(text)
-    except (RuntimeError, ValueError):
-        return False
-    return True
+    known = _DEVICES.get(text)
+    if known is None:
+        try:
+            torch.device(text)
+            known = True
+        except (RuntimeError, ValueError):
+            known = False
+        if len(_DEVICES) < 256:  # a damaged record's texts are not all kept
+            _DEVICES[str.__str__(text)] = known
+    return known
+
+
+_DEVICES: dict[str, bool] = {}
 
 
 def _expressions_problem(exprs: Any, dims: list[int | None], symbolic: bool) -> str | None:
