@@ -10,8 +10,10 @@ equals the eager method's, the calls' errors, Dynamo's graph count, the warnings
 loaded (`graph_loads`: calls of the compilers' loader, counted by wrapping it; the loader itself runs unchanged), and
 how many per-call checks were compiled from their source (`check_compiles`: `guard_check`'s `compile` calls in "exec"
 mode, counted by shadowing the builtin in that module; a warm start that loads its record's stored check compiles
-none), and how many reads of a source its per-call checks wrote (`check_source_reads`: calls of
-`guard_check._source_code`; a warm start whose stored check fits by its outline writes none).
+none), how many reads of a source its per-call checks wrote (`check_source_reads`: calls of
+`guard_check._source_code`; a warm start whose stored check fits by its outline writes none), and how many stored
+checks had their constants rebuilt from the record's replay table (`replayed`: `guard_bindings.replayed` calls that
+gave constants).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import torch
 import torchair_ref
 import torchair_ref.compilers
 from torchair_conformance import process
-from torchair_ref.inference import guard_check
+from torchair_ref.inference import guard_bindings, guard_check
 
 _LOADS: list[object] = []
 _load = torchair_ref.compilers.load
@@ -58,6 +60,18 @@ def _counted_source_code(source: str, *args: object, **kwargs: object) -> str:
 
 
 guard_check._source_code = _counted_source_code
+_REPLAYED: list[object] = []
+_replayed = guard_bindings.replayed
+
+
+def _counted_replayed(*args: object, **kwargs: object) -> object:
+    found = _replayed(*args, **kwargs)  # type: ignore[arg-type]
+    if found is not None:
+        _REPLAYED.append(found)
+    return found
+
+
+guard_bindings.replayed = _counted_replayed  # type: ignore[assignment]
 
 
 class Model(torch.nn.Module):
@@ -117,7 +131,7 @@ def main() -> None:
                 pickle.dump(model, handle)
     process.reply({"equal": equal, "errors": errors, "unique_graphs": process.traced()["unique_graphs"],
                    "graph_loads": len(_LOADS), "check_compiles": len(_CHECK_COMPILES),
-                   "check_source_reads": len(_SOURCE_READS),
+                   "check_source_reads": len(_SOURCE_READS), "replayed": len(_REPLAYED),
                    "warnings": [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]})
 
 

@@ -51,7 +51,17 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
     import torchair_ref
     from torchair_conformance.zoo import patterns
     from torchair_ref import compilers
-    from torchair_ref.inference import artifact, bytecode, guard_check, guard_values, inputs, paths, record, variants
+    from torchair_ref.inference import (
+        artifact,
+        bytecode,
+        guard_check,
+        guard_values,
+        inputs,
+        loading,
+        paths,
+        record,
+        variants,
+    )
 
     config = torchair_ref.CompilerConfig()
     if fast:
@@ -83,8 +93,9 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
     function = method.__func__
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
-    load_only = [spec for spec in loaded.guards if not spec.per_call()]
-    failed = guard_check.first_call_failure(load_only, method.__self__, function, module_globals)
+    stored = loaded.extra.get("guard_code")
+    failed = guard_check.first_call_failure(loading.load_only(loaded), method.__self__, function, module_globals,
+                                            stored.get("first"))
     if failed is not None:
         raise SystemExit(f"{model}: the module guards fail: {failed}")
     lap("module_guards")
@@ -100,7 +111,6 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
                                            function)
     graph.bind(rebuilt.__globals__, graph_name)
     lap("wrap")
-    stored = loaded.extra.get("guard_code")
     checks = types.MethodType(guard_check.guarded_method(function, _nothing, loaded.guards, mismatch, module_globals,
                                                          stored=stored), method.__self__)
     lap("guard_code")

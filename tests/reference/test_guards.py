@@ -346,7 +346,7 @@ def test_a_stored_check_is_loaded_instead_of_compiled(monkeypatch):
     runs: no source is read or written and nothing is compiled before a check fails, and it checks as a compiled
     one does."""
     stored = guard_check.stored_code(_checked_method, _checks())
-    assert set(stored) == {"sha256", "outline", "code"}
+    assert set(stored) == {"sha256", "outline", "code", "replay"}
     reads = []
     real = guard_check._source_code
     monkeypatch.setattr(guard_check, "_source_code", lambda source, *a, **k: reads.append(source) or real(source, *a,

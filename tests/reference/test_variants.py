@@ -56,7 +56,8 @@ def test_a_warm_start_runs_the_check_the_cold_process_compiled(tmp_path: Path) -
     assert warm["equal"] and not warm["warnings"] and warm["check_compiles"] == 0, warm
     assert cold["check_source_reads"] > 0 and warm["check_source_reads"] == 0, (cold, warm)
     (path,) = glob.glob(str(tmp_path / "cache" / "*" / "run" / "compiled_module"))
-    assert set(variants.split(artifact.read(path))[0]["guard_code"]) == {"sha256", "outline", "code"}
+    assert set(variants.split(artifact.read(path))[0]["guard_code"]) == {"sha256", "outline", "code", "replay", "first"}
+    assert warm["replayed"] and not cold["replayed"], (cold, warm)
 
 
 def test_a_first_warm_call_with_a_wrong_argument_raises_and_leaves_the_file(tmp_path: Path) -> None:

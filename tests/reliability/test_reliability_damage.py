@@ -136,8 +136,10 @@ STALE: dict[str, Callable[[Case], None]] = {
 def _unreadable_guard_source(payload: dict) -> None:
     """A record whose stored check has an outline is read without validating its guards (they were validated when
     it was written); one of them damaged after that changes the outline, so the warm start writes the check, and
-    reading that source refuses it."""
+    reading that source refuses it. (Its replay table, which rebuilds the check's constants without reading the
+    specs, is removed here: `test_an_edit_the_replay_does_not_read_never_misleads` has the file with it.)"""
     assert "outline" in payload["guard_code"], payload["guard_code"]
+    del payload["guard_code"]["replay"]
     spec = next(spec for spec in payload["guards"] if isinstance(spec.get("source"), str))
     spec["source"] = spec["source"] + ".__class__("
 
@@ -270,3 +272,32 @@ def test_pickle_with_reduce_never_runs(tmp_path: Path, api: str) -> None:
         with pytest.raises(ValueError, match="not a torchair_ref cache"):
             readable_cache(str(case.path), print_output=False)
     assert not canary.exists(), "the pickle's code ran"
+
+
+def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path) -> None:
+    """CC-14/CC-17: the per-call specs whose constants a stored check's replay table rebuilds are read only where a
+    check fails (the seal covers specs, check and table together). One edited after the file was written and
+    resealed (a source no check can read): the warm start runs the cold process's stored check, so it is served
+    right without a trace; a later call that check rejects (a hook added) meets the edited spec where the failing
+    check is named, and is traced afresh, with the hook, instead of raising."""
+    case = cold(tmp_path)
+
+    def edit(payload: dict) -> None:
+        call = payload["guard_code"]["replay"]["call"]
+        spec = next(spec for index, spec in enumerate(payload["guards"])
+                    if index in call and spec["check"] == "length" and "_forward_hooks" in spec["source"])
+        spec["source"] += ".__class__("
+
+    _write(case, reseal(case.valid, edit))
+    net, before = Net(), counters["stats"]["unique_graphs"]
+    cached = cache_compile(net.forward, config=eager_config(), cache_dir=str(case.root))
+    with no_hang():
+        out = cached(X)
+    torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == before, "the warm start traced"
+    net.fc1.register_forward_hook(lambda module, args, output: output * 2)
+    with no_hang():
+        out = cached(X)
+    torch.testing.assert_close(out, net(X).detach(), rtol=0, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == before + 1, "the hooked call was not traced afresh"
+

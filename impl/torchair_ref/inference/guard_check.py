@@ -25,61 +25,20 @@ import re
 import sys
 import types
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from torchair_ref import _torch
-from torchair_ref.inference import guard_expressions, guard_spec
+from torchair_ref.errors import BrokenCacheError
+from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
+from torchair_ref.inference.guard_spec import cells as cells  # read a live source: callers find them here
+from torchair_ref.inference.guard_spec import resolve as resolve
+from torchair_ref.inference.guard_spec import source_code as _source_code  # called through this name (tests count)
 from torchair_ref.inference.guard_values import loaded_code_digest, qualified_name
-
-
-def _parsed(source: str) -> tuple[tuple[str, ...], tuple[tuple[Any, ...], ...]]:
-    return guard_spec.parsed_source(source)
-
-
-def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict[str, Any] | None = None) -> Any:
-    """The live object at a guard source: `L[...]` from `frame`, `G[...]` from `module_globals`."""
-    if memo is not None and source in memo:
-        return memo[source]
-    (root, name), steps = _parsed(source)
-    value = frame[name] if root == "L" else module_globals[name]
-    for op, arg in steps:
-        value = _step(value, op, arg)
-    if memo is not None:
-        memo[source] = value
-    return value
-
-
-def _step(value: Any, op: str, arg: Any) -> Any:
-    if op == "attr":
-        return getattr(value, arg)
-    if op == "item":
-        return dict.__getitem__(value, arg) if isinstance(value, dict) else value[arg]
-    if op == "at":
-        key = list(dict.keys(value))[arg]  # past a dict subclass's own __getitem__, as Dynamo reads it
-        return dict.__getitem__(value, key) if isinstance(value, dict) else value[key]
-    if op == "key":
-        return list(dict.keys(value))[arg]
-    if op == "type":
-        return type(value)
-    if op == "dict":
-        return dict(value)
-    return getattr(value, arg)()  # "call": size(), stride(), ...
-
-
-def cells(function: types.FunctionType) -> dict[str, Any]:
-    """The contents of the function's closure cells, by name (an empty cell is left out)."""
-    found = {}
-    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
-        try:
-            found[name] = cell.cell_contents
-        except ValueError:
-            continue
-    return found
 
 
 class _Gone:
@@ -104,6 +63,7 @@ class _Writer:
         self._namespace, self._read = namespace, read
         self._names: dict[int, str] = {}
         self._kept: list[Any] = []  # keeps each bound object alive, so its id is not reused while names map it
+        self.log: list[str] | None = None  # where given, each name `bind` returns, in order
 
     def reading(self, read: Callable[[str], str]) -> _Writer:
         """A writer that reads sources with `read` and binds in this one's namespace, under this one's names."""
@@ -120,12 +80,15 @@ class _Writer:
             name = self._names[id(value)] = f"_tq_b{len(self._names)}"
             self._namespace[name] = value
             self._kept.append(value)
+        if self.log is not None:
+            self.log.append(name)
         return name
 
 
 def first_call_failure(specs: list[GuardSpec], module: Any, function: types.FunctionType,
-                       module_globals: Any) -> str | None:
-    """CC-21: the first module/code check that the live module fails, in words naming Dynamo's guard, or None."""
+                       module_globals: Any, stored: Any = None) -> str | None:
+    """CC-21: the first module/code check that the live module fails, in words naming Dynamo's guard, or None.
+    `stored` is a record's `stored_code()["first"]`: its code is used where it was compiled from this very check."""
     frame = {function.__code__.co_varnames[0]: module, **cells(function)}
     memo: dict[str, Any] = {}
     namespace: dict[str, Any] = {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
@@ -134,8 +97,7 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     if not first:
         return None
     try:  # all of them as one expression, compiled once (a module's 28 tensors took 28 compiles); one by one below
-        if eval(compile(" and ".join(f"({spec.test(writer)})" for spec in first),  # noqa: S307
-                        "<torchair_ref guards>", "eval"), namespace):
+        if eval(_first_code(_first_text(first, writer), stored), namespace):  # noqa: S307
             return None
     except Exception:  # noqa: BLE001, S110 - named by the one-by-one pass, which reads each source alone
         pass
@@ -155,6 +117,20 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     return None
 
 
+def _first_text(first: list[GuardSpec], writer: _Writer) -> str:
+    return " and ".join(f"({spec.test(writer)})" for spec in first)
+
+
+def _first_code(text: str, stored: Any) -> types.CodeType:
+    """The load-time check `text` compiled: the record's copy where it was compiled from this very text (compiling
+    GPT-2's 28 tensor checks took half of their check), else here."""
+    if isinstance(stored, dict) and stored.get("sha256") == hashlib.sha256(text.encode()).hexdigest():
+        code = _decoded(stored.get("code"), "<torchair_ref guards>")
+        if code is not None:
+            return code
+    return compile(text, "<torchair_ref guards>", "eval")
+
+
 def global_state_now() -> str:
     """The live global state as GLOBAL_STATE's C++ guard writes it (JSON), to name what differs (CC-23)."""
     return str(_torch.global_state_guard()().__getstate__())
@@ -165,9 +141,10 @@ class _Written:
     what it names, and what the slow path (`_tq_which`) needs to write its own code. Its `outline` is the same check
     with each read of a source left as a placeholder: what a stored check is matched by, without reading a source."""
 
-    def __init__(self, function: types.FunctionType, specs: list[GuardSpec], namespace: dict[str, Any]) -> None:
+    def __init__(self, function: types.FunctionType, specs: Sequence[GuardSpec], namespace: dict[str, Any]) -> None:
         code = function.__code__
-        self.specs = [spec for spec in specs if spec.per_call()]
+        self._all: Sequence[GuardSpec] = specs
+        self._specs: list[GuardSpec] | None = None
         names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         positional, keyword = names[:code.co_argcount], names[code.co_argcount:]
         varargs = code.co_varnames[len(names)] if code.co_flags & inspect.CO_VARARGS else None
@@ -194,6 +171,17 @@ class _Written:
         self._writer = _Writer(namespace, _no_read)
         self._outlined: tuple[list[str], list[str]] | None = None
         self._written: tuple[list[str], list[str], str] | None = None
+        self.bound: list[list[str]] = []  # the names each spec's check bound (`_outline`), for `guard_bindings`
+
+    @property
+    def specs(self) -> list[GuardSpec]:
+        """The per-call specs (read from the record's only when the check is written from them)."""
+        if self._specs is None:
+            self._specs = [spec for spec in self._all if spec.per_call()]
+        return self._specs
+
+    def signature(self) -> list[str]:
+        return [self.title, self.pack, self.forward]
 
     def _outline(self) -> tuple[list[str], list[str]]:
         """Each check's text with each read of a source as a placeholder (`_tq_p{n}`), and the sources read, in that
@@ -205,8 +193,12 @@ class _Written:
                 sources.append(source)
                 return f"_tq_p{len(sources) - 1}"
 
-            writer = self._writer.reading(placeholder)
-            self._outlined = [spec.test(writer) for spec in self.specs], sources
+            writer, tests = self._writer.reading(placeholder), []
+            for spec in self.specs:
+                writer.log = []
+                tests.append(spec.test(writer))
+                self.bound.append(writer.log)
+            self._outlined = tests, sources
         return self._outlined
 
     def outline(self) -> str:
@@ -280,7 +272,13 @@ def _generator() -> list[str]:
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
 
 
-def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: list[GuardSpec],
+def writer_digests() -> list[str]:
+    """What a stored check's replay table must have been written by (`guard_bindings.table`): this process's check
+    writer, guard kinds, identities and constant recipes, as it loaded them."""
+    return guard_bindings.writer(_generator(), guard_kinds.writer_digests())
+
+
+def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs: Sequence[GuardSpec],
                    on_fail: Callable[..., Any], module_globals: Any,
                    stored: Any = None) -> types.FunctionType:
     """CC-21: a function with `function`'s signature that calls `run` with its arguments when every per-call check
@@ -288,7 +286,7 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     holds alone (the guarded state changed while it was checked) (`on_fail` must raise or compute the call; `args`
     starts with the method's `self`). `stored` is a record's `stored_code`: used when it holds this very source."""
     written = _Written(function, specs, {"_tq_run": run, "_tq_fail": on_fail, "_tq_G": module_globals})
-    namespace, checked = written.namespace, written.specs
+    namespace = written.namespace
 
     def which(*args: Any, **kwargs: Any) -> GuardSpec | None:
         """The first check that fails alone, or None when each holds alone: the same checks over the same bound
@@ -304,10 +302,24 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
             namespace["_tq_which"].__defaults__ = function.__defaults__
             namespace["_tq_which"].__kwdefaults__ = function.__kwdefaults__
         found: int = namespace["_tq_which"](*args, **kwargs)
-        return None if found < 0 else checked[found]
+        return None if found < 0 else written.specs[found]
 
-    namespace["_tq_find"] = which
-    exec(_stored_or_compiled(written, stored), namespace)  # noqa: S102
+    def named(*args: Any, **kwargs: Any) -> GuardSpec | None:
+        try:
+            return which(*args, **kwargs)
+        except (BrokenCacheError, UnknownGuard):  # a spec the replay did not read is not valid (a resealed edit)
+            return None  # no check named: traced afresh
+
+    namespace["_tq_find"] = named
+    # CC-14: the stored code with its constants rebuilt from the replay table that came with `specs` (a record's
+    # `Guards`: the table and the specs were sealed in one file), without reading the specs it rebuilds; else the
+    # stored code after the outline pass, or the source compiled.
+    bound = guard_bindings.replayed(getattr(specs, "replay", None), writer_digests(), written.signature(),
+                                    specs.__getitem__) if isinstance(stored, dict) else None
+    code = _decoded(stored.get("code"), written.title) if bound is not None else None
+    if code is not None:
+        namespace.update(bound)  # type: ignore[arg-type]
+    exec(code or _stored_or_compiled(written, stored), namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
     guarded.__defaults__ = function.__defaults__
     guarded.__kwdefaults__ = function.__kwdefaults__
@@ -315,14 +327,21 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     return guarded
 
 
-def stored_code(function: types.FunctionType, specs: list[GuardSpec]) -> dict[str, str]:
+def stored_code(function: types.FunctionType, specs: Sequence[GuardSpec]) -> dict[str, Any]:
     """CC-14: the per-call check of `specs` for `function` compiled now, as a record keeps it: the SHA-256 of its
     source, its outline (`_Written.outline`: what the source is written from) and its code (marshalled,
     compressed, base64). `guarded_method` loads it for the same outline; the SHA-256 names it in `readable_cache`."""
     written = _Written(function, specs, {})
     code = compile(written.source, written.title, "exec")
-    return {"sha256": written.digest(), "outline": written.outline(),
-            "code": base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")}
+    stored: dict[str, Any] = {"sha256": written.digest(), "outline": written.outline(), "code": _encoded(code)}
+    first = [spec for spec in specs if not spec.per_call() and spec.when == "first"]
+    if first:
+        text = _first_text(first, _Writer({}, lambda source: f"_tq_at({source!r})"))
+        stored["first"] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
+                           "code": _encoded(compile(text, "<torchair_ref guards>", "eval"))}
+    replay = guard_bindings.table(writer_digests(), written.signature(), written.specs, written.bound,
+                                  written.namespace, [index for index, spec in enumerate(specs) if spec.per_call()])
+    return stored if replay is None else {**stored, "replay": replay}
 
 
 def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
@@ -334,6 +353,10 @@ def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
         if code is not None:
             return code
     return compile(written.source, written.title, "exec")
+
+
+def _encoded(code: types.CodeType) -> str:
+    return base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")
 
 
 def _decoded(value: Any, title: str) -> types.CodeType | None:
@@ -349,52 +372,3 @@ def _decoded(value: Any, title: str) -> types.CodeType | None:
 def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:
     """What `guarded` (from `guarded_method`) calls from now on when its checks hold."""
     guarded.__globals__["_tq_run"] = run
-
-
-def _class_dict_copy(steps: tuple[tuple[Any, ...], ...], index: int) -> bool:
-    """Whether `steps[index]` is the copy in `dict(X.__dict__)[k]` (then `dict` of an `__dict__`, then a key)."""
-    return (0 < index < len(steps) - 1 and steps[index][0] == "dict" and steps[index - 1] == ("attr", "__dict__")
-            and steps[index + 1][0] == "item")
-
-
-def _source_code(source: str, params: set[str | None], hoisted: dict[str, str] | None = None,
-                 reads: list[str] | None = None) -> str:
-    """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`
-    and `reads`, each step is read once into a local (`_tq_s{n} = ...` appended to `reads`) and reused."""
-    (root, name), steps = _parsed(source)
-    if root == "L":
-        code = name if name in params else f"_tq_cells[{name!r}].cell_contents"
-    else:
-        code = f"_tq_G[{name!r}]"
-    copied = -1
-    for index, (op, arg) in enumerate(steps):
-        if copied >= 0 and index == copied + 1:
-            continue  # the key read with the copy before it
-        if hoisted is not None and reads is not None and code not in params:
-            if code not in hoisted:
-                hoisted[code] = f"_tq_s{len(hoisted)}"
-                reads.append(f"{hoisted[code]} = {code}")
-            code = hoisted[code]
-        if op == "dict" and _class_dict_copy(steps, index) and code.isidentifier():
-            # `dict(C.__dict__)[k]`, Dynamo's form for a class attribute: a class's `__dict__` is a read-only view
-            # of its dict, whose `[k]` is the copy's; copying it was a fifth of a transformers model's check
-            key = steps[index + 1][1]
-            code, copied = f"({code}[{key!r}] if _tq_type({code}) is _tq_proxy else _tq_dict({code})[{key!r}])", index
-        elif op == "attr" or op == "call":
-            if not str(arg).isidentifier():
-                raise UnknownGuard(f"{source}: {arg!r} is not an attribute name")
-            code = f"{code}.{arg}" + ("()" if op == "call" else "")
-        elif op == "item":
-            code = f"{code}[{arg!r}]"
-        elif op == "key":
-            code = f"_tq_list(_tq_dict.keys({code}))[{int(arg)}]"
-        elif op == "at":
-            code = f"_tq_dict.__getitem__({code}, _tq_list(_tq_dict.keys({code}))[{int(arg)}])"
-        else:
-            code = f"_tq_{op}({code})"
-    if hoisted is not None and reads is not None and code not in params:
-        if code not in hoisted:
-            hoisted[code] = f"_tq_s{len(hoisted)}"
-            reads.append(f"{hoisted[code]} = {code}")
-        code = hoisted[code]
-    return code

@@ -13,6 +13,7 @@ import functools
 import keyword
 import re
 import sys
+import types
 from collections.abc import Iterable
 from typing import Any
 
@@ -298,4 +299,94 @@ def global_names(specs: Iterable[Any]) -> set[str]:
 
 
 #: this module's code as the process loaded it: part of what names a stored check's writer (`guard_check`)
+def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict[str, Any] | None = None) -> Any:
+    """The live object at a guard source: `L[...]` from `frame`, `G[...]` from `module_globals`."""
+    if memo is not None and source in memo:
+        return memo[source]
+    (root, name), steps = parsed_source(source)
+    value = frame[name] if root == "L" else module_globals[name]
+    for op, arg in steps:
+        value = _step(value, op, arg)
+    if memo is not None:
+        memo[source] = value
+    return value
+
+
+def _step(value: Any, op: str, arg: Any) -> Any:
+    if op == "attr":
+        return getattr(value, arg)
+    if op == "item":
+        return dict.__getitem__(value, arg) if isinstance(value, dict) else value[arg]
+    if op == "at":
+        key = list(dict.keys(value))[arg]  # past a dict subclass's own __getitem__, as Dynamo reads it
+        return dict.__getitem__(value, key) if isinstance(value, dict) else value[key]
+    if op == "key":
+        return list(dict.keys(value))[arg]
+    if op == "type":
+        return type(value)
+    if op == "dict":
+        return dict(value)
+    return getattr(value, arg)()  # "call": size(), stride(), ...
+
+
+def cells(function: types.FunctionType) -> dict[str, Any]:
+    """The contents of the function's closure cells, by name (an empty cell is left out)."""
+    found = {}
+    for name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            found[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return found
+
+
+def _class_dict_copy(steps: tuple[tuple[Any, ...], ...], index: int) -> bool:
+    """Whether `steps[index]` is the copy in `dict(X.__dict__)[k]` (then `dict` of an `__dict__`, then a key)."""
+    return (0 < index < len(steps) - 1 and steps[index][0] == "dict" and steps[index - 1] == ("attr", "__dict__")
+            and steps[index + 1][0] == "item")
+
+
+def source_code(source: str, params: set[str | None], hoisted: dict[str, str] | None = None,
+                 reads: list[str] | None = None) -> str:
+    """Python code reading a per-call source from the wrapper's parameters (names and keys only); given `hoisted`
+    and `reads`, each step is read once into a local (`_tq_s{n} = ...` appended to `reads`) and reused."""
+    (root, name), steps = parsed_source(source)
+    if root == "L":
+        code = name if name in params else f"_tq_cells[{name!r}].cell_contents"
+    else:
+        code = f"_tq_G[{name!r}]"
+    copied = -1
+    for index, (op, arg) in enumerate(steps):
+        if copied >= 0 and index == copied + 1:
+            continue  # the key read with the copy before it
+        if hoisted is not None and reads is not None and code not in params:
+            if code not in hoisted:
+                hoisted[code] = f"_tq_s{len(hoisted)}"
+                reads.append(f"{hoisted[code]} = {code}")
+            code = hoisted[code]
+        if op == "dict" and _class_dict_copy(steps, index) and code.isidentifier():
+            # `dict(C.__dict__)[k]`, Dynamo's form for a class attribute: a class's `__dict__` is a read-only view
+            # of its dict, whose `[k]` is the copy's; copying it was a fifth of a transformers model's check
+            key = steps[index + 1][1]
+            code, copied = f"({code}[{key!r}] if _tq_type({code}) is _tq_proxy else _tq_dict({code})[{key!r}])", index
+        elif op == "attr" or op == "call":
+            if not str(arg).isidentifier():
+                raise UnknownGuard(f"{source}: {arg!r} is not an attribute name")
+            code = f"{code}.{arg}" + ("()" if op == "call" else "")
+        elif op == "item":
+            code = f"{code}[{arg!r}]"
+        elif op == "key":
+            code = f"_tq_list(_tq_dict.keys({code}))[{int(arg)}]"
+        elif op == "at":
+            code = f"_tq_dict.__getitem__({code}, _tq_list(_tq_dict.keys({code}))[{int(arg)}])"
+        else:
+            code = f"_tq_{op}({code})"
+    if hoisted is not None and reads is not None and code not in params:
+        if code not in hoisted:
+            hoisted[code] = f"_tq_s{len(hoisted)}"
+            reads.append(f"{hoisted[code]} = {code}")
+        code = hoisted[code]
+    return code
+
+
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)

@@ -323,3 +323,6 @@ def _type_named(name: str) -> type | None:
     except Exception:  # noqa: BLE001 - not reachable by name: compared by name and digest instead
         return None
     return found if isinstance(found, type) and qualified_name(found) == name else None
+
+
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it

@@ -16,6 +16,7 @@ from typing import Any, cast
 from torchair_ref import compilers
 from torchair_ref.errors import StaleCacheError
 from torchair_ref.inference import bytecode, guard_check, inputs, record
+from torchair_ref.inference.guard_kinds import GuardSpec
 
 
 def guards(loaded: record.CacheRecord, method: types.MethodType,
@@ -31,12 +32,21 @@ def guards(loaded: record.CacheRecord, method: types.MethodType,
     # Checked here: what the generated per-call check leaves out (a module's tensors). Every other guard runs in
     # that check from the first call on, where a failure is the same stale variant; checking it here too doubled
     # the warm start's guard work.
-    load_only = [spec for spec in loaded.guards if not spec.per_call()]
-    failed = guard_check.first_call_failure(load_only, method.__self__, function, module_globals)
+    stored = loaded.extra.get("guard_code")
+    failed = guard_check.first_call_failure(load_only(loaded), method.__self__, function, module_globals,
+                                            stored.get("first") if isinstance(stored, dict) else None)
     if failed is not None:
         raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
     return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals,
                                       stored=loaded.extra.get("guard_code"))
+
+
+def load_only(loaded: record.CacheRecord) -> list[GuardSpec]:
+    """The record's guards checked where the file loads (`GuardSpec.per_call` is False), read without the specs a
+    stored check's replay table rebuilds (`record.Guards.load_only`)."""
+    if isinstance(loaded.guards, record.Guards):
+        return loaded.guards.load_only()
+    return [spec for spec in loaded.guards if not spec.per_call()]
 
 
 def with_graph(guarded: types.FunctionType, loaded: record.CacheRecord, kernel_dir: str, method: types.MethodType,

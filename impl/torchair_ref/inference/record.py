@@ -17,13 +17,14 @@ import itertools
 import os
 import stat
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import torch
 
 from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError
-from torchair_ref.inference import code_identity, generated, guard_kinds, tensor_spec
+from torchair_ref.inference import code_identity, generated, guard_bindings, guard_check, guard_kinds, tensor_spec
 from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
@@ -71,7 +72,7 @@ class CacheRecord:
     #: the compiled graph's inputs, each a tensor's spec or a scalar's kind (CC-15)
     inputs: list[GraphInput]
     #: the checks translated from Dynamo's guards for the traced frame (`guard_kinds`), CC-21
-    guards: list[GuardSpec]
+    guards: Sequence[GuardSpec]
     graph: dict[str, Any]
     schema: int = SCHEMA_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
@@ -105,15 +106,67 @@ class CacheRecord:
         # reads it), but for the sources of the guards checked at load; every spec's values are checked here.
         stored = payload.get("guard_code")
         sources = not (isinstance(stored, dict) and isinstance(stored.get("outline"), str))
-        try:
-            values["guards"] = [guard_kinds.from_json(spec, sources) for spec in payload["guards"]]
-            for spec in values["guards"]:
-                if not sources and not spec.per_call():
-                    spec.validate()
-        except (UnknownGuard, TypeError, ValueError) as exc:
-            raise BrokenCacheError(f"the recorded guards are not valid: {exc}") from exc
+        replay = None if sources else _replay(stored, payload["guards"])
+        values["guards"] = Guards(payload["guards"], sources, replay)
         values["inputs"] = tensor_spec.graph_inputs(payload["inputs"])
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
+
+
+class Guards(Sequence[GuardSpec]):
+    """CC-17/CC-21: a record's guard specs, read into typed ones (`guard_kinds.from_json`) when the record loads, a
+    spec that is not valid raising `BrokenCacheError` then; but for the specs its stored check's replay table
+    (`replay`, written by this very code: `_replay`) rebuilds the constants of (`guard_bindings`), each read when
+    first asked for: only when a check fails, by the slow path that names it. The file's seal covers the specs and
+    the table together; a spec edited and resealed after it was written is found only there."""
+
+    def __init__(self, raw: list[Any], sources: bool, replay: dict[str, Any] | None = None) -> None:
+        self._raw, self._sources, self.replay = raw, sources, replay
+        self._typed: list[GuardSpec | None] = [None] * len(raw)
+        self._call: set[int] | None = None
+        later: set[int] = set()
+        if replay is not None:
+            self._call = set(replay["call"])
+            later = self._call - {replay["call"][k] for k, _ in replay["rerun"]}
+        for index in range(len(raw)):
+            if index not in later:
+                self[index]  # noqa: B018 - read now, so that an invalid spec makes the file broken when it loads
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, index: int) -> GuardSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[GuardSpec]: ...
+
+    def __getitem__(self, index: int | slice) -> GuardSpec | list[GuardSpec]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self._raw))[index]]
+        spec = self._typed[index]
+        if spec is None:
+            try:  # with a stored outline, a per-call spec's sources are read only where its check is written
+                spec = guard_kinds.from_json(self._raw[index], self._sources)
+                if not self._sources and not spec.per_call():
+                    spec.validate()
+            except (UnknownGuard, TypeError, ValueError) as exc:
+                raise BrokenCacheError(f"the recorded guards are not valid: {exc}") from exc
+            self._typed[index] = spec
+        return spec
+
+    def load_only(self) -> list[GuardSpec]:
+        """The specs checked where the file loads, not on every call (`GuardSpec.per_call`)."""
+        indices = range(len(self._raw)) if self._call is None else (i for i in range(len(self)) if i not in self._call)
+        return [spec for spec in map(self.__getitem__, indices) if not spec.per_call()]
+
+
+def _replay(stored: Any, raw: list[Any]) -> dict[str, Any] | None:
+    """The stored check's replay table, where this very code wrote it for these specs (else None: every spec is read
+    when the file loads, and the check is written from them)."""
+    replay = guard_bindings.check(stored.get("replay"))
+    if replay is None or replay["writer"] != guard_check.writer_digests():
+        return None
+    return replay if all(i < len(raw) for i in replay["call"]) else None
 
 
 def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) -> CacheRecord:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from typing import Any, TypeVar
 
+from torchair_ref.inference.guard_kinds import base
 from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
-from torchair_ref.inference.guard_values import UnknownGuard
+from torchair_ref.inference.guard_values import UnknownGuard, loaded_code_digest
 
 __all__ = ["Code", "GuardSpec", "RawGuard", "UnknownGuard", "from_json", "reads_value", "register", "translate"]
 
@@ -26,6 +28,9 @@ CHECKS: dict[str, type[GuardSpec]] = {}
 KINDS: dict[str, list[type[GuardSpec]]] = {}
 #: Dynamo's kinds that need no check (each module adds its own, with its reason)
 NO_CHECK: set[str] = set()
+#: by kind (its record name): the digest of the code that registered it, as the process loaded it (the body of its
+#: module: `loaded_code_digest`); with `base`'s, what a stored check's replay is written by (`writer_digests`)
+LOADED_DIGESTS: dict[str, str] = {}
 
 Spec = TypeVar("Spec", bound=type[GuardSpec])
 
@@ -35,6 +40,7 @@ def register(cls: Spec) -> Spec:
     if not cls.check or cls.check in CHECKS:
         raise ValueError(f"guard kind {cls.__qualname__} has no check name or one already taken: {cls.check!r}")
     CHECKS[cls.check] = cls
+    LOADED_DIGESTS[cls.check] = loaded_code_digest(sys._getframe(1).f_code)  # the module body decorating `cls`
     for kind in cls.kinds:
         classes = KINDS.setdefault(kind, [])
         classes.append(cls)
@@ -55,6 +61,12 @@ def translate(raw: RawGuard) -> list[GuardSpec]:
         if cls.accepts(raw):
             return cls.translate(raw)
     raise UnknownGuard(f"{raw.kind} ({raw.text[:120]!r})")
+
+
+def writer_digests() -> list[str]:
+    """The code of every kind's module and of `base`, as the process loaded it: a kind's check text and constants
+    are what this code writes from its spec."""
+    return [base.LOADED_DIGEST, *(f"{check}={LOADED_DIGESTS[check]}" for check in sorted(LOADED_DIGESTS))]
 
 
 def from_json(data: Any, sources: bool = True) -> GuardSpec:

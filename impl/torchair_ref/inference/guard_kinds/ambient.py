@@ -61,6 +61,7 @@ class FunctionModes(GuardSpec):
 
     check = "function_modes"
     kinds = ("TORCH_FUNCTION_MODE_STACK",)
+    replayable = True
 
     @classmethod
     def translate(cls, raw: RawGuard) -> list[GuardSpec]:
@@ -78,6 +79,7 @@ class DefaultDevice(GuardSpec):
     check = "default_device"
     kinds = ("DEFAULT_DEVICE",)
     reads_value = True
+    replayable = True
 
     device: str | None
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from torchair_ref.inference import guard_spec
-from torchair_ref.inference.guard_values import UnknownGuard
+from torchair_ref.inference.guard_values import UnknownGuard, loaded_code_digest
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,10 @@ class GuardSpec:
     kinds: ClassVar[tuple[str, ...]] = ()
     #: whether `translate` needs the object at the guard's source (`RawGuard.value`)
     reads_value: ClassVar[bool] = False
+    #: whether `test` writes the same text and binds the same constants from the same spec in every process (no
+    #: live lookup decides them, or `recipes` has the warm start check it), so that a warm start may rebuild its
+    #: constants without the spec (`guard_bindings`)
+    replayable: ClassVar[bool] = False
 
     guard: str
     when: str
@@ -95,6 +100,12 @@ class GuardSpec:
     def per_call(self) -> bool:
         """Whether the warm call's generated check runs it on every call (else only where the file is loaded)."""
         return True
+
+    def recipes(self, bound: list[Any]) -> list[Any] | None:
+        """How a warm start rebuilds the constants `test` bound (`bound`, in order) where the kind knows more than
+        their values (a None in the list: it cannot, and the spec is written again); None: from their values
+        (`guard_bindings.recipe`)."""
+        return None
 
     def read_sources(self) -> list[str]:
         """The guard sources the check reads (a `source` field, or a `sources` list)."""
@@ -146,3 +157,6 @@ def _field_names(cls: type[GuardSpec]) -> tuple[str, ...]:
         names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
         _GETTERS[cls] = operator.itemgetter(*names)
     return names
+
+
+LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it

@@ -19,6 +19,7 @@ class Expr(GuardSpec):
 
     check = "expr"
     kinds = ("LAMBDA_GUARD", "OBJECT_ALIASING")
+    replayable = True
 
     expr: str
     sources: list[str]

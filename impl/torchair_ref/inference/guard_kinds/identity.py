@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from torchair_ref.inference import guard_bindings
 from torchair_ref.inference.guard_kinds import register
 from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
 from torchair_ref.inference.guard_values import (
@@ -27,6 +28,7 @@ class Class(GuardSpec):
     check = "class"
     kinds = ("TYPE_MATCH",)
     reads_value = True
+    replayable = True  # its text depends on the live class: `recipes` has the replay look it up and digest it
 
     source: str
     name: str
@@ -51,6 +53,12 @@ class Class(GuardSpec):
         cls = type(value)
         return (qualified_name(cls), class_digest(cls, self.members)) == (self.name, self.digest)
 
+    def recipes(self, bound: list[Any]) -> list[Any] | None:
+        """The class found by name with the recorded digest (what makes `test` write `is`); none for `fits`."""
+        if len(bound) != 2 or bound[0] is not type:
+            return [None]
+        return [guard_bindings.recipe(type), {"class": self.name, "digest": self.digest, "members": self.members}]
+
 
 @register
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class Object(GuardSpec):
     check = "object"
     kinds = ("ID_MATCH",)
     reads_value = True
+    replayable = True
 
     source: str
     object: dict[str, Any]
@@ -92,3 +101,4 @@ class _Known:
 
 
 _NOTHING = object()
+guard_bindings.made("known", _Known, lambda known: known.described, _Known)

@@ -22,6 +22,7 @@ class Length(GuardSpec):
     check = "length"
     kinds = ("LENGTH_CHECK", "DICT_LENGTH", "DICT_GUARD")
     reads_value = True
+    replayable = True
 
     source: str
     length: int
@@ -51,6 +52,7 @@ class Contains(GuardSpec):
 
     check = "contains"
     kinds = ("DICT_CONTAINS",)
+    replayable = True
 
     source: str
     key: int | str
@@ -78,6 +80,7 @@ class NoAttr(GuardSpec):
 
     check = "no_attr"
     kinds = ("NO_HASATTR",)
+    replayable = True
 
     source: str
     attr: str
@@ -110,6 +113,7 @@ class Distinct(GuardSpec):
 
     check = "distinct"
     kinds = ("NO_TENSOR_ALIASING",)
+    replayable = True
 
     sources: list[str]
 

@@ -20,6 +20,7 @@ class Constant(GuardSpec):
 
     check = "constant"
     kinds = tuple(_CONSTANTS)
+    replayable = True
 
     source: str
     value: bool | None
@@ -41,6 +42,7 @@ class Equals(GuardSpec):
     check = "equals"
     kinds = ("EQUALS_MATCH",)
     reads_value = True
+    replayable = True
 
     source: str
     value: Any

@@ -1,0 +1,124 @@
+"""White-box: a stored per-call check's constants rebuilt from the record's replay table (`guard_bindings`; SPEC
+CC-14, CC-21; issue 29 item 7): the same constants as writing the check from every spec, or no replay at all."""
+from __future__ import annotations
+
+import builtins
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.reliability.faults import Net, X, cold
+from torchair_ref.inference import artifact, bytecode, guard_bindings, guard_check, guard_values, record
+from torchair_ref.inference.guard_kinds import identity
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                     st.text(max_size=8))
+
+
+@given(st.one_of(_SCALARS, st.tuples(_SCALARS, _SCALARS), st.lists(_SCALARS, max_size=3).map(tuple)))
+def test_a_literal_rebuilds_from_json_as_the_same_value_of_the_same_types(value: object) -> None:
+    """A literal's recipe, through the file's JSON, rebuilds an equal value whose types (bool, int, float, str,
+    tuple and theirs) are the bound one's."""
+    made = json.loads(json.dumps(guard_bindings.recipe(value)))
+    found = guard_bindings.rebuilt(made)
+    assert found == value and type(found) is type(value)
+    if isinstance(value, tuple):
+        assert [type(item) for item in found] == [type(item) for item in value]
+
+
+@pytest.mark.parametrize("value", [float("nan"), -float("inf"), [1], {1}, {"a": 1}, object(), (1, [2]), (math.nan,),
+                                   lambda: None, torch.zeros(1)])
+def test_a_value_without_a_recipe_has_none(value: object) -> None:
+    """What a recipe cannot rebuild as the same value has none: the spec that bound it is written again."""
+    assert guard_bindings.recipe(value) is None
+
+
+def test_a_helper_is_ours_even_where_the_process_replaced_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A builtin the check binds rebuilds as the one this package took at import, not one a process put in its
+    place later (a replay never binds code that is not ours)."""
+    made = guard_bindings.recipe(len)
+    assert made == {"helper": "builtins.len"}
+    monkeypatch.setattr(builtins, "len", lambda value: 0)
+    assert guard_bindings.rebuilt(made) is guard_bindings._HELPERS["builtins.len"] is not builtins.len
+
+
+def test_a_class_recipe_checks_the_recorded_digest() -> None:
+    """A class bound where its digest matched (TYPE_MATCH) rebuilds only while the live class has that digest."""
+    made = {"class": guard_values.qualified_name(Net), "digest": guard_values.class_digest(Net, ["forward"]),
+            "members": ["forward"]}
+    assert guard_bindings.rebuilt(made) is Net
+    with pytest.raises(LookupError):
+        guard_bindings.rebuilt({**made, "digest": "0" * 64})
+    with pytest.raises(LookupError):
+        guard_bindings.rebuilt({"class": "tests.reliability.faults.NoSuchNet"})
+
+
+def _warm(path: Path, payload: dict | None = None) -> tuple[record.CacheRecord, dict, object]:
+    """A record read as a warm start reads it, its per-call check made around a no-op, and that check's namespace."""
+    payload = payload or artifact.decode(path.read_bytes())
+    net = Net()
+    function = type(net).forward
+    with guard_values.digests_kept():
+        loaded = record.CacheRecord.from_payload(payload)
+        module_globals = bytecode.ModuleView(function.__globals__)
+        module_globals.update(bytecode.injected_objects(loaded.globals))
+        check = guard_check.guarded_method(function, lambda *a, **k: "ran", loaded.guards,
+                                           lambda spec, *a, **k: "failed", module_globals,
+                                           stored=loaded.extra["guard_code"])
+    return loaded, check.__globals__, lambda x: check(net, x)
+
+
+def _constants(namespace: dict) -> dict:
+    return {name: value for name, value in namespace.items() if name.startswith("_tq_b")}
+
+
+def test_the_replay_binds_what_writing_every_spec_binds(tmp_path: Path) -> None:
+    """CC-14: a warm start that rebuilds the stored check's constants from the replay table reads only the specs it
+    re-runs and those checked at load, and binds, name by name, what writing the check from every spec binds: the
+    same objects, equal literals of the same types, ID_MATCH memories of the same description."""
+    case = cold(tmp_path)
+    payload = artifact.decode(case.valid)
+    replayed, replayed_ns, call = _warm(case.path, payload)
+    assert call(X) == "ran"
+    typed = sum(spec is not None for spec in replayed.guards._typed)
+    assert typed < len(payload["guards"]) - 10, typed
+    without = json.loads(json.dumps(payload))
+    del without["guard_code"]["replay"]
+    full, full_ns, call = _warm(case.path, without)
+    assert call(X) == "ran"
+    assert all(spec is not None for spec in full.guards._typed)
+    ours, theirs = _constants(replayed_ns), _constants(full_ns)
+    assert set(ours) == set(theirs)
+    for name, value in theirs.items():
+        if isinstance(value, identity._Known):
+            assert ours[name].described == value.described
+        elif isinstance(value, dict):  # GLOBAL_STATE's two C++ checks: made afresh by each
+            assert set(ours[name]) == set(value)
+        else:
+            assert guard_bindings._same(ours[name], value), name
+
+
+@pytest.mark.parametrize("change", ["another writer", "a damaged table", "a class that changed"])
+def test_no_replay_where_it_could_differ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """A table written by other code, one that is damaged, or one whose class recipe no longer holds (the class
+    gained a member): the warm start reads every spec and writes the check from them, which then checks right."""
+    case = cold(tmp_path)
+    payload = artifact.decode(case.valid)
+    if change == "another writer":
+        monkeypatch.setattr(guard_check, "writer_digests", lambda: ["code:" + "0" * 64])
+    elif change == "a damaged table":
+        payload["guard_code"]["replay"]["binds"] = {"_tq_b0": [{"helper": "builtins.no_such_thing"}]}
+    else:
+        monkeypatch.setattr(Net, "gained", 1, raising=False)
+    rebuilt = []
+    real = guard_bindings.replayed
+    monkeypatch.setattr(guard_bindings, "replayed", lambda *a, **k: rebuilt.append(real(*a, **k)) or rebuilt[-1])
+    loaded, _, call = _warm(case.path, payload)
+    assert rebuilt and rebuilt[-1] is None
+    assert call(X) == ("failed" if change == "a class that changed" else "ran")
+    assert all(spec is not None for spec in loaded.guards._typed)  # the check was written from every spec
