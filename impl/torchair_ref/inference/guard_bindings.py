@@ -83,17 +83,18 @@ def _literal(value: Any) -> bool:
 
 def rebuilt(found: Any) -> Any:
     """The object a recipe names in this process; LookupError when it names none."""
-    if not isinstance(found, dict):
+    if type(found) is not dict:
         raise LookupError(f"not a recipe: {found!r:.100}")
-    if "helper" in found:
-        return _HELPERS[found["helper"]]
+    made = found.get("made")  # the kinds of recipe in the order a transformers model's table holds the most
+    if made is not None:
+        return _MADE[made][2](found["data"])
     if "literal" in found:
         value = tuple(found["literal"]) if found.get("tuple") else found["literal"]
         if not _literal(value):
             raise LookupError(f"not a literal: {value!r:.100}")
         return value
-    if "made" in found:
-        return _MADE[found["made"]][2](found["data"])
+    if "helper" in found:
+        return _HELPERS[found["helper"]]
     if "class" in found and isinstance(found["class"], str):
         cls = type_named(found["class"])
         if cls is None:
