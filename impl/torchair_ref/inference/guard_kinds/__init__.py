@@ -31,6 +31,7 @@ NO_CHECK: set[str] = set()
 #: by kind (its record name): the digest of the code that registered it, as the process loaded it (the body of its
 #: module: `loaded_code_digest`); with `base`'s, what a stored check's replay is written by (`writer_digests`)
 LOADED_DIGESTS: dict[str, str] = {}
+_BODIES: dict[int, tuple[Any, str]] = {}  # id -> (code, digest); the entry keeps the code, so the id stays its own
 
 Spec = TypeVar("Spec", bound=type[GuardSpec])
 
@@ -40,7 +41,10 @@ def register(cls: Spec) -> Spec:
     if not cls.check or cls.check in CHECKS:
         raise ValueError(f"guard kind {cls.__qualname__} has no check name or one already taken: {cls.check!r}")
     CHECKS[cls.check] = cls
-    LOADED_DIGESTS[cls.check] = loaded_code_digest(sys._getframe(1).f_code)  # the module body decorating `cls`
+    body = sys._getframe(1).f_code  # the module body decorating `cls`: digested once for all of its kinds
+    if id(body) not in _BODIES:
+        _BODIES[id(body)] = (body, loaded_code_digest(body))
+    LOADED_DIGESTS[cls.check] = _BODIES[id(body)][1]
     for kind in cls.kinds:
         classes = KINDS.setdefault(kind, [])
         classes.append(cls)
