@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import threading
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_literal_rebuilds_from_json_as_the_same_value_of_the_same_types(value:
 
 
 @pytest.mark.parametrize("value", [float("nan"), -float("inf"), [1], {1}, {"a": 1}, object(), (1, [2]), (math.nan,),
-                                   lambda: None, torch.zeros(1)])
+                                   lambda: None, torch.zeros(1), print, exec, open, getattr])
 def test_a_value_without_a_recipe_has_none(value: object) -> None:
     """What a recipe cannot rebuild as the same value has none: the spec that bound it is written again."""
     assert guard_bindings.recipe(value) is None
@@ -122,3 +123,23 @@ def test_no_replay_where_it_could_differ(tmp_path: Path, monkeypatch: pytest.Mon
     assert rebuilt and rebuilt[-1] is None
     assert call(X) == ("failed" if change == "a class that changed" else "ran")
     assert all(spec is not None for spec in loaded.guards._typed)  # the check was written from every spec
+
+
+def test_naming_a_failing_check_leaves_the_constants_calls_read(tmp_path: Path) -> None:
+    """After a replay, the first rejected calls write the checks one by one (the slow path that names the failing
+    one), here from four threads at once: that binds constants of its own, never in the namespace the calls read,
+    whose every constant stays the object the replay bound, and each call is rejected."""
+    case = cold(tmp_path)
+    _, namespace, call = _warm(case.path)
+    before = dict(_constants(namespace))
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(call(X[:1]))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == ["failed"] * 4
+    assert call(X) == "ran"
+    after = _constants(namespace)
+    assert set(after) == set(before) and all(after[name] is value for name, value in before.items())
+

@@ -274,27 +274,33 @@ def test_pickle_with_reduce_never_runs(tmp_path: Path, api: str) -> None:
     assert not canary.exists(), "the pickle's code ran"
 
 
-def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("first", [False, True], ids=["a later call rejected", "the first call rejected"])
+@pytest.mark.parametrize("field,edited", [("source", "L['self']._modules['fc1']._forward_hooks.__class__("),
+                                          ("length", "zero")])
+def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: str, edited: str,
+                                                         first: bool) -> None:
     """CC-14/CC-17: the per-call specs whose constants a stored check's replay table rebuilds are read only where a
     check fails (the seal covers specs, check and table together). One edited after the file was written and
-    resealed (a source no check can read): the warm start runs the cold process's stored check, so it is served
-    right without a trace; a later call that check rejects (a hook added) meets the edited spec where the failing
-    check is named, and is traced afresh, with the hook, instead of raising."""
+    resealed (a source no check can read, a length that is no number): the warm start runs the cold process's
+    stored check, so a call it accepts is served right without a trace; a call that check rejects (a hook added),
+    the first or a later one, meets the edited spec where the failing check is named, and is traced afresh, with
+    the hook, instead of raising."""
     case = cold(tmp_path)
 
     def edit(payload: dict) -> None:
         call = payload["guard_code"]["replay"]["call"]
         spec = next(spec for index, spec in enumerate(payload["guards"])
-                    if index in call and spec["check"] == "length" and "_forward_hooks" in spec["source"])
-        spec["source"] += ".__class__("
+                    if index in call and spec["check"] == "length" and "fc1']._forward_hooks" in spec["source"])
+        spec[field] = edited
 
     _write(case, reseal(case.valid, edit))
     net, before = Net(), counters["stats"]["unique_graphs"]
     cached = cache_compile(net.forward, config=eager_config(), cache_dir=str(case.root))
-    with no_hang():
-        out = cached(X)
-    torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
-    assert counters["stats"]["unique_graphs"] == before, "the warm start traced"
+    if not first:
+        with no_hang():
+            out = cached(X)
+        torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
+        assert counters["stats"]["unique_graphs"] == before, "the warm start traced"
     net.fc1.register_forward_hook(lambda module, args, output: output * 2)
     with no_hang():
         out = cached(X)

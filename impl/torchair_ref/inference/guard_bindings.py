@@ -28,7 +28,6 @@ import hashlib
 import marshal
 import math
 import sys
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,11 +37,11 @@ from torchair_ref import _torch
 from torchair_ref.inference import guard_expressions, guard_values
 from torchair_ref.inference.guard_values import loaded_code_digest, type_named
 
-#: the helpers the kinds bind, by a name that holds in every process; taken at import, so a warm start binds this
-#: package's helper even where a builtin or `math` function was replaced later (never code that is not ours)
+#: the helpers the kinds bind, and only those (a table cannot name `exec` or `open`), by a name that holds in every
+#: process; taken at import, so a warm start binds this package's helper even where a builtin or `math` function was
+#: replaced later (never code that is not ours)
 _HELPERS: dict[str, Any] = {
-    **{f"builtins.{name}": value for name, value in vars(builtins).items()
-       if isinstance(value, (type, types.BuiltinFunctionType))},
+    **{f"builtins.{name}": getattr(builtins, name) for name in ("type", "len", "hasattr", "str")},
     **{f"expressions.{name}": value for name, value in guard_expressions.FUNCTIONS.items()},
     "torch.is_grad_enabled": torch.is_grad_enabled,
     "torch.function_mode_count": _torch.torch_function_mode_count(),

@@ -23,6 +23,7 @@ import inspect
 import marshal
 import re
 import sys
+import threading
 import types
 import zlib
 from collections.abc import Callable, Sequence
@@ -31,7 +32,6 @@ from typing import Any
 import torch
 
 from torchair_ref import _torch
-from torchair_ref.errors import BrokenCacheError
 from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
@@ -183,6 +183,12 @@ class _Written:
     def signature(self) -> list[str]:
         return [self.title, self.pack, self.forward]
 
+    def apart(self) -> None:
+        """Write from now on into a copy of the namespace: the constants the calls read were bound without writing
+        the check (a replay), and writing it later (the slow path) binds its own."""
+        self.namespace = dict(self.namespace)
+        self._writer = _Writer(self.namespace, _no_read)
+
     def _outline(self) -> tuple[list[str], list[str]]:
         """Each check's text with each read of a source as a placeholder (`_tq_p{n}`), and the sources read, in that
         order: the one pass over the specs, which binds their constants (the source is written from it)."""
@@ -286,29 +292,32 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     holds alone (the guarded state changed while it was checked) (`on_fail` must raise or compute the call; `args`
     starts with the method's `self`). `stored` is a record's `stored_code`: used when it holds this very source."""
     written = _Written(function, specs, {"_tq_run": run, "_tq_fail": on_fail, "_tq_G": module_globals})
-    namespace = written.namespace
+    namespace, writing = written.namespace, threading.Lock()
 
     def which(*args: Any, **kwargs: Any) -> GuardSpec | None:
         """The first check that fails alone, or None when each holds alone: the same checks over the same bound
         objects, each read and each check in its own `try` (a read that fails leaves `_tq_GONE`, which fails what
-        uses it). Its code is written at the first failure, not before."""
-        if "_tq_which" not in namespace:
-            each_read = "".join(f"    try:\n        {line}\n    except Exception:\n"
-                                f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in written.reads)
-            each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
-                                f"    except Exception:\n        return {i}\n" for i, t in enumerate(written.tests))
-            exec(compile(f"def _tq_which({written.pack}):\n{each_read}{each_test}    return -1\n",  # noqa: S102
-                         written.title, "exec"), namespace)
-            namespace["_tq_which"].__defaults__ = function.__defaults__
-            namespace["_tq_which"].__kwdefaults__ = function.__kwdefaults__
-        found: int = namespace["_tq_which"](*args, **kwargs)
+        uses it). Its code is written at the first failure, not before, by one thread."""
+        space = written.namespace  # after a replay, a copy: writing the checks binds there, never where calls read
+        with writing:
+            if "_tq_which" not in space:
+                each_read = "".join(f"    try:\n        {line}\n    except Exception:\n"
+                                    f"        {line.split(' = ', 1)[0]} = _tq_GONE\n" for line in written.reads)
+                each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
+                                    f"    except Exception:\n        return {i}\n"
+                                    for i, t in enumerate(written.tests))
+                exec(compile(f"def _tq_which({written.pack}):\n{each_read}{each_test}    return -1\n",  # noqa: S102
+                             written.title, "exec"), space)
+                space["_tq_which"].__defaults__ = function.__defaults__
+                space["_tq_which"].__kwdefaults__ = function.__kwdefaults__
+        found: int = space["_tq_which"](*args, **kwargs)
         return None if found < 0 else written.specs[found]
 
     def named(*args: Any, **kwargs: Any) -> GuardSpec | None:
         try:
             return which(*args, **kwargs)
-        except (BrokenCacheError, UnknownGuard):  # a spec the replay did not read is not valid (a resealed edit)
-            return None  # no check named: traced afresh
+        except Exception:  # noqa: BLE001 - a spec the replay did not read is not valid (a resealed edit): no check
+            return None  # is named, and the call is traced afresh (CC-17: never a crash)
 
     namespace["_tq_find"] = named
     # CC-14: the stored code with its constants rebuilt from the replay table that came with `specs` (a record's
@@ -319,6 +328,7 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     code = _decoded(stored.get("code"), written.title) if bound is not None else None
     if code is not None:
         namespace.update(bound)  # type: ignore[arg-type]
+        written.apart()
     exec(code or _stored_or_compiled(written, stored), namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
     guarded.__defaults__ = function.__defaults__

@@ -19,24 +19,17 @@ NO_CHECK.add("DIMENSION_DYNAMIC_MARKING_GUARD")
 
 def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     """GLOBAL_STATE as two C++ guards, by the caller's grad mode: the cold trace ran with grad off (CC-16), and so
-    does the warm graph whatever the caller's mode, so grad mode is the one field the warm call need not match."""
-    return _StateChecks(state)
-
-
-class _StateChecks(dict[bool, Callable[[], bool]]):
-    """`global_state_checks`: each grad mode's C++ guard made where that mode is first asked for (a warm start's
-    first call needs one of the two)."""
-
-    def __init__(self, state: str) -> None:
-        super().__init__()
-        self._fields = json.loads(state)
-
-    def __missing__(self, grad: bool) -> Callable[[], bool]:
-        guard = _torch.global_state_guard()()
-        guard.__setstate__(json.dumps({**self._fields, "grad_mode": bool(grad)}, separators=(",", ":")))
-        check: Callable[[], bool] = guard.check
-        self[bool(grad)] = check
-        return check
+    does the warm graph whatever the caller's mode, so grad mode is the one field the warm call need not match. Both
+    are made here, where the check is written: a torch whose guard class is missing fails the warm start then (it
+    falls back to compiling), not a call."""
+    GlobalStateGuard = _torch.global_state_guard()  # noqa: N806 - torch's class
+    checks = {}
+    fields = json.loads(state)
+    for grad in (False, True):
+        guard = GlobalStateGuard()
+        guard.__setstate__(json.dumps({**fields, "grad_mode": grad}, separators=(",", ":")))
+        checks[grad] = guard.check
+    return checks
 
 
 @register
