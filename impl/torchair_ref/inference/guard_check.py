@@ -306,6 +306,9 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
                 each_test = "".join(f"    try:\n        if not ({t}):\n            return {i}\n"
                                     f"    except Exception:\n        return {i}\n"
                                     for i, t in enumerate(written.tests))
+                # after a replay, the same constants as the calls' (an ID_MATCH's memory of what passed), as the
+                # checks just written name them: the cold process's order of first binding
+                space.update((name, value) for name, value in namespace.items() if name.startswith("_tq_b"))
                 exec(compile(f"def _tq_which({written.pack}):\n{each_read}{each_test}    return -1\n",  # noqa: S102
                              written.title, "exec"), space)
                 space["_tq_which"].__defaults__ = function.__defaults__
