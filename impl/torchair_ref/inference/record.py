@@ -103,7 +103,8 @@ class CacheRecord:
         # A record whose check was stored with its outline had every spec's sources read when it was written, and a
         # warm start whose check has that outline reads none of them: parsing them again here was a sixth of its
         # guard work. They are left to the check (a damaged one changes the outline, and writing the check then
-        # reads it), but for the sources of the guards checked at load; every spec's values are checked here.
+        # reads it), but for the sources of the guards checked at load. Each spec's values are checked here, but for
+        # the specs a replay table this code wrote rebuilds the constants of (`Guards`): those when first read.
         stored = payload.get("guard_code")
         sources = not (isinstance(stored, dict) and isinstance(stored.get("outline"), str))
         replay = None if sources else _replay(stored, payload["guards"])
