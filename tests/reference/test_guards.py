@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import base64
+import json
 import marshal
 import os
+import re
 import subprocess
 import sys
 import types
@@ -23,6 +25,7 @@ from torchair_ref.inference import (
     guard_values,
     saving,
 )
+from torchair_ref.inference.guard_kinds import ambient
 
 
 def translate(kind, source, parts, value, *, fixed, graph_inputs):
@@ -294,6 +297,29 @@ def test_global_state_ignores_grad_mode_only():
         assert checks[False]()
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert not checks[torch.is_grad_enabled()]()
+
+
+_LIVE = {"grad_mode": True, "num_threads": 2, "default_dtype": 6, "deterministic": False}
+
+
+@pytest.mark.parametrize(("recorded", "named"), [
+    ({**_LIVE, "extra": [1], "num_threads": 2.5}, None),  # a field torch does not write; a number of another type
+    ({**_LIVE, "num_threads": "2"}, "'num_threads' is '2': this torch writes a number"),
+    ({**_LIVE, "deterministic": 0}, "'deterministic' is 0: this torch writes a flag"),
+    ({**_LIVE, "num_threads": True}, "'num_threads' is True: this torch writes a number"),
+    ({**_LIVE, "default_dtype": None}, "'default_dtype' is None: this torch writes a number"),
+    ({k: v for k, v in _LIVE.items() if k != "num_threads"}, "lacks 'num_threads'"),
+    ([1, 2], "a JSON list, not an object"),
+])
+def test_a_recorded_global_state_is_of_the_form_torch_writes(recorded: object, named: str | None) -> None:
+    """CC-17: torch's C++ reader aborts the process on a GLOBAL_STATE field it lacks or of another kind, so each
+    field the live state writes must be there, of the same JSON kind (`ambient.state_fields`, pure)."""
+    state = json.dumps(recorded)
+    if named is None:
+        assert ambient.state_fields(state, _LIVE) == recorded
+    else:
+        with pytest.raises(ValueError, match=re.escape(named)):
+            ambient.state_fields(state, _LIVE)
 
 
 def test_the_checks_import_no_dynamo():

@@ -7,6 +7,7 @@ touch nothing outside the cache root; readable_cache must raise (a ValueError) a
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -132,6 +133,10 @@ STALE: dict[str, Callable[[Case], None]] = {
         case.valid, lambda p: _damaged_tensor_guard(p, source=".__class__("))),
     "a tensor guard's size that no tensor has (resealed)": lambda case: _write(case, reseal(
         case.valid, lambda p: _damaged_tensor_guard(p, size=["eight"]))),
+    "GLOBAL_STATE without a field torch writes (resealed)": lambda case: _write(case, reseal(
+        case.valid, lambda p: _edited_global_state(p, lambda fields: fields.pop(next(iter(fields)))))),
+    "GLOBAL_STATE with a text for a flag (resealed)": lambda case: _write(case, reseal(
+        case.valid, lambda p: _edited_global_state(p, _flag_as_text))),
 }
 def _unreadable_guard_source(payload: dict) -> None:
     """A record whose stored check has an outline is read without validating its guards (they were validated when
@@ -152,6 +157,21 @@ def _damaged_tensor_guard(payload: dict, source: str = "", size: list | None = N
     spec["source"] += source
     if size is not None:
         spec["size"] = size
+
+
+def _edited_global_state(payload: dict, edit: Callable[[dict], object]) -> None:
+    """GLOBAL_STATE's recorded fields edited: torch's C++ reader aborts the whole process on a field it lacks or of
+    another kind, so the warm start checks their form before handing them over."""
+    spec = next(spec for spec in payload["guards"] if spec["check"] == "global_state")
+    fields = json.loads(spec["state"])
+    edit(fields)
+    spec["state"] = json.dumps(fields)
+
+
+def _flag_as_text(fields: dict) -> None:
+    """A flag (but grad mode, which the warm check sets itself) given a text."""
+    name = next(name for name, value in fields.items() if isinstance(value, bool) and name != "grad_mode")
+    fields[name] = "yes"
 
 
 #: folders above compiled_module replaced by symlinks: the lazy path never follows them (readable_cache does: the
