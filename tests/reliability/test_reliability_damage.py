@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -322,8 +323,11 @@ def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: 
         torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
         assert counters["stats"]["unique_graphs"] == before, "the warm start traced"
     net.fc1.register_forward_hook(lambda module, args, output: output * 2)
-    with no_hang():
+    with no_hang(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         out = cached(X)
     torch.testing.assert_close(out, net(X).detach(), rtol=0, atol=1e-6)
     assert counters["stats"]["unique_graphs"] == before + 1, "the hooked call was not traced afresh"
+    said = " ".join(str(w.message) for w in caught)  # the reason names the edited record, not a state change
+    assert "a guard the record holds is not valid" in said and "edited after it was written" in said, said
 

@@ -27,7 +27,7 @@ import torch
 
 from torchair_ref import _files
 from torchair_ref._warn import warn_user
-from torchair_ref.errors import CacheFileError, StaleCacheError, UncacheableError
+from torchair_ref.errors import BrokenCacheError, CacheFileError, StaleCacheError, UncacheableError
 from torchair_ref.inference import (
     artifact,
     copies,
@@ -278,7 +278,10 @@ class CachedFunction:
     @staticmethod
     def _guard_failed(spec: Any, *args: Any, **kwargs: Any) -> Any:
         """CC-21: a call that a guard of the cold trace rejects is traced afresh (stale on the first call); `spec`
-        is None when the checks failed together but each held alone (state changed while they ran)."""
+        is None when the checks failed together but each held alone (state changed while they ran), or a
+        `BrokenCacheError` met naming the check (CC-17: an edited record)."""
+        if isinstance(spec, BrokenCacheError):
+            raise inputs.InputMismatchError(inputs.Mismatch("type", str(spec)))
         live = guard_check.global_state_now() if spec is not None and spec.check == "global_state" else None
         found = inputs.Mismatch("type", variants.differing_fields(None if spec is None else spec.to_json(), live))
         raise inputs.InputMismatchError(found)
@@ -386,14 +389,12 @@ class CachedFunction:
         logger.info("%s saved to %s", self.__qualname__, path)
 
     def _remove_func_dir(self) -> None:
-        """CC-12/CC-17: remove this function's folder (never its siblings or parents), with the variants it kept
-        (their kernels go with it)."""
+        """CC-12/CC-17: remove this function's folder (never its siblings or parents), its variants and kernels."""
         self._kept = []
         if self._path:
             shutil.rmtree(os.path.dirname(self._path), ignore_errors=True)
 
 
 def rebuild(method: types.MethodType, options: dict[str, Any], decompositions: list[tuple[Any, Any]]) -> Any:
-    """CC-24: the cached callable of a copy (what `CachedFunction.__reduce__` names): `method` is bound to the copied
-    module."""
+    """CC-24: the cached callable of a copy (what `CachedFunction.__reduce__` names), `method` bound to the copy."""
     return CachedFunction(method, decompositions=copies.decompositions_from(decompositions), **options)

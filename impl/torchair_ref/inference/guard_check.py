@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from torchair_ref import _torch
+from torchair_ref.errors import BrokenCacheError
 from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
@@ -288,9 +289,11 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
                    on_fail: Callable[..., Any], module_globals: Any,
                    stored: Any = None) -> types.FunctionType:
     """CC-21: a function with `function`'s signature that calls `run` with its arguments when every per-call check
-    holds, else `on_fail(spec, *args, **kwargs)` with the first check that fails alone, or None when every check
-    holds alone (the guarded state changed while it was checked) (`on_fail` must raise or compute the call; `args`
-    starts with the method's `self`). `stored` is a record's `stored_code`: used when it holds this very source."""
+    holds, else `on_fail(spec, *args, **kwargs)` with the first check that fails alone, None when every check
+    holds alone (the guarded state changed while it was checked), or the `BrokenCacheError` met reading a spec to
+    name it (a record edited after its replay table was written) (`on_fail` must raise or compute the call, never
+    crash: CC-17; `args` starts with the method's `self`). `stored` is a record's `stored_code`: used when it holds
+    this very source."""
     written = _Written(function, specs, {"_tq_run": run, "_tq_fail": on_fail, "_tq_G": module_globals})
     namespace, writing = written.namespace, threading.Lock()
 
@@ -316,11 +319,12 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
         found: int = space["_tq_which"](*args, **kwargs)
         return None if found < 0 else written.specs[found]
 
-    def named(*args: Any, **kwargs: Any) -> GuardSpec | None:
+    def named(*args: Any, **kwargs: Any) -> GuardSpec | BrokenCacheError | None:
         try:
             return which(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - a spec the replay did not read is not valid (a resealed edit): no check
-            return None  # is named, and the call is traced afresh (CC-17: never a crash)
+        except Exception as exc:  # noqa: BLE001 - a spec the replay did not read is not valid (a resealed edit):
+            return BrokenCacheError(f"a guard the record holds is not valid ({type(exc).__name__}: {exc}): the record "
+                                    "was edited after it was written")
 
     namespace["_tq_find"] = named
     # CC-14: the stored code with its constants rebuilt from the replay table that came with `specs` (a record's
