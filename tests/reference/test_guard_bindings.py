@@ -50,9 +50,12 @@ def test_a_helper_is_ours_even_where_the_process_replaced_it(monkeypatch: pytest
 
 def test_a_class_recipe_checks_the_recorded_digest() -> None:
     """A class bound where its digest matched (TYPE_MATCH) rebuilds only while the live class has that digest."""
-    made = {"class": guard_values.qualified_name(Net), "digest": guard_values.class_digest(Net, ["forward"]),
-            "members": ["forward"]}
+    made = guard_bindings.class_recipe(guard_values.qualified_name(Net), guard_values.class_digest(Net, ["forward"]),
+                                       ("forward",))
+    assert made["members"] == ["forward"]  # JSON's list, whatever sequence was given
     assert guard_bindings.rebuilt(made) is Net
+    with pytest.raises(LookupError):  # the digest was of `forward` alone
+        guard_bindings.rebuilt({**made, "members": ["forward", "__init__"]})
     with pytest.raises(LookupError):
         guard_bindings.rebuilt({**made, "digest": "0" * 64})
     with pytest.raises(LookupError):

@@ -74,6 +74,12 @@ def recipe(value: Any) -> Any:
     return None
 
 
+def class_recipe(name: str, digest: str | None, members: Sequence[str] | None) -> dict[str, Any]:
+    """The recipe of the class named `name` whose `class_digest` for `members` is `digest` (`rebuilt` finds it by
+    name and checks the digest): what a TYPE_MATCH spec binds, rebuilt without reading the spec."""
+    return {"class": name, "digest": digest, "members": None if members is None else list(members)}
+
+
 def _literal(value: Any) -> bool:
     if type(value) is tuple:
         return all(type(item) in _LITERALS and item == item and item not in (math.inf, -math.inf) for item in value)

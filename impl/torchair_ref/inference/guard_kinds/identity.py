@@ -57,7 +57,7 @@ class Class(GuardSpec):
         """The class found by name with the recorded digest (what makes `test` write `is`); none for `fits`."""
         if len(bound) != 2 or bound[0] is not type:
             return [None]
-        return [guard_bindings.recipe(type), {"class": self.name, "digest": self.digest, "members": self.members}]
+        return [guard_bindings.recipe(type), guard_bindings.class_recipe(self.name, self.digest, self.members)]
 
 
 @register
