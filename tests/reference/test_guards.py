@@ -299,27 +299,61 @@ def test_global_state_ignores_grad_mode_only():
         assert not checks[torch.is_grad_enabled()]()
 
 
-_LIVE = {"grad_mode": True, "num_threads": 2, "default_dtype": 6, "deterministic": False}
+_LIVE = {"grad_mode": True, "num_threads": 2, "default_dtype": 6, "deterministic": False,
+         "autocast_state": {"cached_enabled": True, "dtype": [15, 5], "enabled": [False, False]}}
+_AUTOCAST = _LIVE["autocast_state"]
 
 
 @pytest.mark.parametrize(("recorded", "named"), [
-    ({**_LIVE, "extra": [1], "num_threads": 2.5}, None),  # a field torch does not write; a number of another type
+    ({**_LIVE, "num_threads": 2.5, "extra": [1], "\ud800": "\ud800"}, None),  # unread fields are left out
+    ({**_LIVE, "autocast_state": {**_AUTOCAST, "dtype": [15, 5, 7, "x"], "x": None}}, None),  # a longer list
     ({**_LIVE, "num_threads": "2"}, "'num_threads' is '2': this torch writes a number"),
     ({**_LIVE, "deterministic": 0}, "'deterministic' is 0: this torch writes a flag"),
     ({**_LIVE, "num_threads": True}, "'num_threads' is True: this torch writes a number"),
     ({**_LIVE, "default_dtype": None}, "'default_dtype' is None: this torch writes a number"),
+    ({**_LIVE, "num_threads": float("nan")}, "'num_threads' is nan"),
+    ({**_LIVE, "num_threads": float("-inf")}, "'num_threads' is -inf"),
+    ({**_LIVE, "num_threads": 2**64}, "'num_threads' is 18446744073709551616"),
+    ({**_LIVE, "autocast_state": {**_AUTOCAST, "dtype": [15]}}, "'autocast_state.dtype' is [15]: this torch writes a "
+                                                                "list as long as its own"),
+    ({**_LIVE, "autocast_state": {**_AUTOCAST, "enabled": [False, 0]}}, "'autocast_state.enabled[1]' is 0"),
+    ({**_LIVE, "autocast_state": {"dtype": [15, 5], "enabled": [False, False]}}, "lacks 'autocast_state.cached_enab"),
+    ({**_LIVE, "autocast_state": [True]}, "'autocast_state' is [True]: this torch writes an object"),
     ({k: v for k, v in _LIVE.items() if k != "num_threads"}, "lacks 'num_threads'"),
     ([1, 2], "a JSON list, not an object"),
 ])
 def test_a_recorded_global_state_is_of_the_form_torch_writes(recorded: object, named: str | None) -> None:
-    """CC-17: torch's C++ reader aborts the process on a GLOBAL_STATE field it lacks or of another kind, so each
-    field the live state writes must be there, of the same JSON kind (`ambient.state_fields`, pure)."""
+    """CC-17: torch's C++ reader aborts the process on a GLOBAL_STATE field it lacks, of another kind, a number it
+    cannot hold or a list shorter than its own, so each field the live state writes must be there in that form
+    (`ambient.state_fields`, pure); what it hands torch holds only those fields, its lists as long as the live ones."""
     state = json.dumps(recorded)
     if named is None:
-        assert ambient.state_fields(state, _LIVE) == recorded
+        assert isinstance(recorded, dict)
+        expected = {name: recorded[name] for name in _LIVE}
+        expected["autocast_state"] = {name: recorded["autocast_state"][name][:2] if name != "cached_enabled"
+                                      else recorded["autocast_state"][name] for name in _AUTOCAST}
+        assert ambient.state_fields(state, _LIVE) == expected
     else:
         with pytest.raises(ValueError, match=re.escape(named)):
             ambient.state_fields(state, _LIVE)
+
+
+@pytest.mark.parametrize("edit", ["NaN", "Infinity", "1e400", "-" + "9" * 30, '"\\ud800"'])
+def test_the_global_state_torch_parses_is_refused_before_it(edit: str) -> None:
+    """CC-17: in a fresh process (an abort would end this one), a recorded GLOBAL_STATE whose number of threads is a
+    JSON number torch's C++ reader cannot parse or hold, or a text of invalid Unicode, is a ValueError before torch
+    reads it."""
+    program = (
+        "import sys, json; sys.path[:0] = sys.argv[2:]\n"
+        "from torch._C._dynamo.guards import GlobalStateGuard\n"
+        "from torchair_ref.inference.guard_kinds import ambient\n"
+        "key = '\"num_threads\":'\n"
+        "state = GlobalStateGuard().__getstate__().replace(key, key + sys.argv[1] + ',\"x\":')\n"
+        "try:\n    ambient.global_state_checks(state)\nexcept ValueError as exc:\n    print('refused:', exc)\n"
+    )
+    impl = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "impl")
+    out = subprocess.run([sys.executable, "-c", program, edit, impl], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("refused: the recorded GLOBAL_STATE's 'num_threads'"), out
 
 
 def test_the_checks_import_no_dynamo():

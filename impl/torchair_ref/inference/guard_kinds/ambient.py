@@ -5,6 +5,7 @@ TORCH_FUNCTION_MODE_STACK (no mode active) and DEFAULT_DEVICE. DIMENSION_DYNAMIC
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,26 +30,37 @@ def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     checks = {}
     for grad in (False, True):
         guard = GlobalStateGuard()
-        guard.__setstate__(json.dumps({**fields, "grad_mode": grad}, separators=(",", ":")))
+        guard.__setstate__(json.dumps({**fields, "grad_mode": grad}, separators=(",", ":"), allow_nan=False))
         checks[grad] = guard.check
     return checks
 
 
 def state_fields(state: str, live: dict[str, Any]) -> dict[str, Any]:
-    """CC-17: the fields of a recorded GLOBAL_STATE, where they have the form of `live` (this torch's own state, as
-    `GlobalStateGuard.__getstate__` writes it): every field it writes, each a JSON value of the same kind (a number
-    for a number, true or false for a flag). Else ValueError naming the field: torch's C++ reader aborts the process
-    on a field it lacks or of another kind (a record edited and resealed), where this is a broken record (pure)."""
+    """CC-17: the fields of a recorded GLOBAL_STATE that torch reads, where they have the form of `live` (this torch's
+    own state, as `GlobalStateGuard.__getstate__` writes it), else ValueError naming the field. torch's C++ reader
+    aborts the whole process on a field it lacks, of another kind (a number for a flag), a number it cannot hold, a
+    text it cannot parse or a list shorter than its own (a record edited and resealed), where this is a broken
+    record. Fields torch does not write are left out: it never reads them (pure)."""
     fields = json.loads(state)
     if not isinstance(fields, dict):
         raise ValueError(f"the recorded GLOBAL_STATE is a JSON {type(fields).__name__}, not an object")
-    for name, value in live.items():
-        if name not in fields:
-            raise ValueError(f"the recorded GLOBAL_STATE lacks {name!r}, which this torch writes")
-        if _kind(fields[name]) != _kind(value):
-            raise ValueError(f"the recorded GLOBAL_STATE's {name!r} is {fields[name]!r:.40}: this torch writes "
-                             f"{_kind(value)} there")
-    return fields
+    conformed: dict[str, Any] = _conformed(fields, live, "")
+    return conformed
+
+
+def _conformed(value: Any, like: Any, where: str) -> Any:
+    """`value` as torch reads it where it writes `like` (unread fields left out), or ValueError naming `where`."""
+    if isinstance(like, dict) and isinstance(value, dict):
+        missing = next((name for name in like if name not in value), None)
+        if missing is not None:
+            raise ValueError(f"the recorded GLOBAL_STATE lacks {where + missing!r}, which this torch writes")
+        return {name: _conformed(value[name], item, f"{where}{name}.") for name, item in like.items()}
+    if isinstance(like, list) and isinstance(value, list) and len(value) >= len(like):  # its length read as ours
+        return [_conformed(item, own, f"{where[:-1]}[{i}].") for i, (item, own) in enumerate(zip(value, like))]
+    if _kind(value) != _kind(like) or isinstance(like, list) or not _readable(value):
+        raise ValueError(f"the recorded GLOBAL_STATE's {where[:-1]!r} is {value!r:.40}: this torch writes "
+                         f"{_kind(like)} there")
+    return value
 
 
 def _kind(value: Any) -> str:
@@ -57,7 +69,24 @@ def _kind(value: Any) -> str:
         return "a flag"
     if isinstance(value, (int, float)):
         return "a number"
-    return f"a JSON {type(value).__name__}"
+    if isinstance(value, list):
+        return "a list as long as its own"
+    return {dict: "an object", str: "a text", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _readable(value: Any) -> bool:
+    """Whether torch's JSON reader parses the value: a number it can hold (no NaN, infinity or integer past 64
+    bits), a text of valid Unicode."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**64
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    return True
 
 
 @register
