@@ -1,7 +1,7 @@
 """Benchmark (not a test): where a zoo model's warm first call spends its time (SPEC CC-14, CC-21; issue 29 item 7).
 
-Usage: `python -m tests.programs.warm_phases MODEL [MODEL ...] [--fast] [--rounds N]` (zoo models, plain pattern;
-needs the zoo's packages). Per model: one cold process writes the cache into a temporary folder
+Usage: `python -m tests.programs.warm_phases MODEL [MODEL ...] [--fast] [--rounds N] [--again N]` (zoo models, plain
+pattern; needs the zoo's packages). Per model: one cold process writes the cache into a temporary folder
 (`torchair_conformance.zoo.run`), then N fresh processes (default 5) each build the model and take the warm start's
 steps one at a time, timing each (the steps of `CachedFunction._warm_start`, which checks the guards before it
 loads the graph; here the graph comes first):
@@ -21,8 +21,9 @@ loads the graph; here the graph comes first):
   with the cold inputs, twice.
 
 `guard_work` is record + module_guards + guard_code + guards_first: what the warm start's checks (code identity,
-module guards, per-call guards) cost its first call. Prints one JSON object per model with the medians (ms) and
-every round's values.
+module guards, per-call guards) cost its first call. With `--again N`, each process then does that work N more
+times (`again_guard_work`, their median): what is left against `guard_work` is the process's first touch of the code
+and data. Prints one JSON object per model with the medians (ms) and every round's values.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ PHASES = ("path", "read", "record", "module_guards", "graph", "wrap", "guard_cod
           "repeat")
 
 
-def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
+def phases(model: str, cache_dir: str, fast: bool, again: int = 0) -> dict[str, float]:
     """One warm start of `model` from `cache_dir`, phase by phase, in this process (ms)."""
     import torch
 
@@ -126,9 +127,35 @@ def phases(model: str, cache_dir: str, fast: bool) -> dict[str, float]:
         lap("first_call")
         warm(*step.args, **step.kwargs)
         lap("repeat")
+    if again:
+        times["again_guard_work"] = statistics.median(
+            _guard_work_again(payload, method, model_info, module_globals, step) for _ in range(again))
     if process.traced()["unique_graphs"]:
         raise SystemExit(f"{model}: Dynamo traced in the warm process")
     return times
+
+
+def _guard_work_again(payload: dict[str, Any], method: Any, model_info: str, module_globals: Any, step: Any) -> float:
+    """The guard work (record, module guards, guard code, first evaluation) once more in this process (ms): a fresh
+    `digests_kept` block and an empty code-digest memory, as a warm start has; what the process remembers beyond
+    those (parsed sources, the CPU fingerprint, interned names, warm caches) it keeps. Against the first time, what
+    is left is the first touch of this code and data."""
+    import torch
+
+    from torchair_ref.inference import guard_check, guard_values, loading, record
+
+    guard_values._CODE_DIGESTS.clear()  # noqa: SLF001 - a benchmark: each round digests code as a fresh process
+    start = time.perf_counter()
+    with guard_values.digests_kept():
+        loaded = record.checked(payload, method, model_info)
+        stored = loaded.extra.get("guard_code")
+        guard_check.first_call_failure(loading.load_only(loaded), method.__self__, method.__func__, module_globals,
+                                       stored.get("first"))
+        checks = types.MethodType(guard_check.guarded_method(method.__func__, _nothing, loaded.guards, _nothing,
+                                                             module_globals, stored=stored), method.__self__)
+        with torch.no_grad():
+            checks(*step.args, **step.kwargs)
+    return (time.perf_counter() - start) * 1000
 
 
 def _nothing(*args: Any, **kwargs: Any) -> None:
@@ -140,10 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="+")
     parser.add_argument("--fast", action="store_true", help="the reference's fast graph compiler (no Inductor)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--again", type=int, default=0, metavar="N",
+                        help="also the guard work N more times in each process (median as again_guard_work)")
     parser.add_argument("--phase-of", nargs=2, metavar=("MODEL", "CACHE_DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.phase_of:
-        print(json.dumps(phases(args.phase_of[0], args.phase_of[1], args.fast)))
+        print(json.dumps(phases(args.phase_of[0], args.phase_of[1], args.fast, args.again)))
         return 0
     from torchair_conformance.zoo import run
 
@@ -155,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             rounds = []
             for _ in range(args.rounds):
-                command = [sys.executable, "-m", "tests.programs.warm_phases", model, "--phase-of", model, folder]
+                command = [sys.executable, "-m", "tests.programs.warm_phases", model, "--phase-of", model, folder,
+                           "--again", str(args.again)]
                 out = subprocess.run(command + (["--fast"] if args.fast else []), capture_output=True, text=True,
                                      check=False, timeout=900)
                 if out.returncode != 0:
@@ -166,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             for r in rounds:
                 r["guard_work"] = r["record"] + r["module_guards"] + r["guard_code"] + r["guards_first"]
-            medians = {k: round(statistics.median(r[k] for r in rounds), 2) for k in (*PHASES, "guard_work")}
+            keys = (*PHASES, "guard_work", *(("again_guard_work",) if args.again else ()))
+            medians = {k: round(statistics.median(r[k] for r in rounds), 2) for k in keys}
             print(json.dumps({"model": model, "fast": args.fast, "median_ms": medians, "rounds": rounds}), flush=True)
     return 0
 
