@@ -186,8 +186,8 @@ LEVELS: dict[str, Callable[[Case], None]] = {
 @pytest.mark.reliability(
     "Damaged file, lazy path: zero length, truncated at 6 offsets, another implementation's, older/newer format, "
     "other torch, Python or CPU, edited method, resealed without its graph or with a guard source no check reads "
-    "(per call or at load) or a tensor size, 4 wrong modes, other owner, directory, FIFO, symlinked file or parent "
-    "folder",
+    "(per call or at load), a tensor size or a GLOBAL_STATE torch's reader would abort on, 4 wrong modes, other "
+    "owner, directory, FIFO, symlinked file or parent folder",
     "rebuilt with a `Discarding ... cache` warning; outputs = plain method; one valid 0600 file at the real path; "
     "nothing outside the root touched; no hang",
 )
@@ -227,7 +227,8 @@ def test_damaged_cache_is_a_clear_readable_error(tmp_path: Path, damage: str, ca
 
 
 @pytest.mark.reliability(
-    "Stale file, readable_cache: another torch, Python or CPU, an edited method",
+    "Stale file, readable_cache: another torch, Python or CPU, an edited method, or resealed with a guard no check "
+    "reads or a GLOBAL_STATE torch's reader would abort on",
     "read (it is a valid file): the text shows the recorded environment; nothing changed",
 )
 @pytest.mark.parametrize("damage", list(STALE))
