@@ -145,7 +145,7 @@ def table(writes: Sequence[str], signature: Sequence[str], specs: Sequence[Any],
         for name, made in zip(own, recipes):  # each spec's recipe of a name kept: each holds at the warm start
             if made not in binds.setdefault(name, []):
                 binds[name].append(made)
-    head = [*writes, *signature, call, [index for index, _ in rerun]]
+    head = _head(writes, signature, call, rerun)
     # as a warm start will: the recipes' constants first, then the re-run specs' (a fresh object each, as `fits`)
     bound = _rebuilt_all(binds)
     if bound is None:
@@ -169,11 +169,16 @@ def replayed(found: Any, writes: Sequence[str], signature: Sequence[str],
     if bound is None:
         return None
     call, rerun = replay["call"], replay["rerun"]
-    head = [*writes, *signature, call, [index for index, _ in rerun]]
     specs = [spec_at(call[index]) for index, _ in rerun]
-    if outline(head, specs, [own for _, own in rerun], bound) != replay["outline"]:
+    if outline(_head(writes, signature, call, rerun), specs, [own for _, own in rerun], bound) != replay["outline"]:
         return None
     return bound
+
+
+def _head(writes: Sequence[str], signature: Sequence[str], call: list[int], rerun: list[list[Any]]) -> list[Any]:
+    """What a replay's outline is written after: the writer, the check's signature, the per-call specs' indices and
+    the indices (among those) of the specs re-run."""
+    return [*writes, *signature, call, [index for index, _ in rerun]]
 
 
 def writer(check_writer: Sequence[str], kinds: Sequence[str]) -> list[str]:

@@ -38,7 +38,7 @@ def guards(loaded: record.CacheRecord, method: types.MethodType,
     if failed is not None:
         raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
     return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals,
-                                      stored=loaded.extra.get("guard_code"))
+                                      stored=stored)
 
 
 def load_only(loaded: record.CacheRecord) -> list[GuardSpec]:

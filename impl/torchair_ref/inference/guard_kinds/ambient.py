@@ -28,8 +28,7 @@ def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     live = GlobalStateGuard()
     fields = state_fields(state, json.loads(live.__getstate__()))
     checks = {}
-    for grad in (False, True):
-        guard = GlobalStateGuard()
+    for grad, guard in ((False, live), (True, GlobalStateGuard())):  # the live state's guard read, then set
         guard.__setstate__(json.dumps({**fields, "grad_mode": grad}, separators=(",", ":"), allow_nan=False))
         checks[grad] = guard.check
     return checks
