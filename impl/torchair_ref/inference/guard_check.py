@@ -33,7 +33,7 @@ import torch
 
 from torchair_ref import _torch
 from torchair_ref.errors import BrokenCacheError
-from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_spec
+from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_layout, guard_spec
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
 from torchair_ref.inference.guard_spec import cells as cells  # read a live source: callers find them here
@@ -216,11 +216,11 @@ class _Written:
         return hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
 
     def _write(self) -> tuple[list[str], list[str], str]:
-        # Each placeholder replaced by the code reading its source. The fast path reads each distinct source prefix
-        # once per call, into a local (`hoisted`): the checks of a deep module share most of their paths. The slow
-        # path (`_tq_which`, only after a failure) runs each read and each check alone. One check per line: a
-        # column past 127 takes the long form of each entry of the code's position table, which then was as large
-        # as the bytecode itself (GPT-2: 39 KB of 90 KB), all decoded at every warm start.
+        # Each placeholder replaced by the code reading its source. Each distinct source prefix is read once per
+        # call, into a local (`hoisted`): the checks of a deep module share most of their paths. The fast path lays
+        # the reads and checks out with few names (`guard_layout`); the slow path (`_tq_which`, only after a
+        # failure) runs each read and each check alone. One statement per line: a column past 127 takes the long
+        # form of each entry of the code's position table, which then was as large as the bytecode itself.
         if self._written is None:
             outlined, sources = self._outline()
             hoisted: dict[str, str] = {}
@@ -230,11 +230,8 @@ class _Written:
             source = (
                 f"def guarded({self.pack}):\n"
                 "    try:\n"
-                + "".join(f"        {line}\n" for line in reads)
-                + "        ok = (\n"
-                + "".join(f"            ({test}) and\n" for test in tests)
-                + "            True\n"
-                "        )\n"
+                + "".join(f"        {line}\n" for line in guard_layout.laid_out(reads, tests))
+                + "        ok = True\n"
                 "    except Exception:\n"
                 "        ok = False\n"
                 "    if ok:\n"
@@ -271,9 +268,9 @@ def _no_read(source: str) -> str:
 
 def _generator() -> list[str]:
     """The digests of the code that writes a check's source from its outline, each as the process loaded it
-    (`loaded_code_digest`, taken in the module's body): this module, the source reader and the expression rewriter
-    (another writer: another outline)."""
-    return [LOADED_DIGEST, guard_spec.LOADED_DIGEST, guard_expressions.LOADED_DIGEST]
+    (`loaded_code_digest`, taken in the module's body): this module, the source reader, the expression rewriter
+    (another writer: another outline) and the fast path's layout."""
+    return [LOADED_DIGEST, guard_spec.LOADED_DIGEST, guard_expressions.LOADED_DIGEST, guard_layout.LOADED_DIGEST]
 
 
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
@@ -333,10 +330,15 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     bound = guard_bindings.replayed(getattr(specs, "replay", None), writer_digests(), written.signature(),
                                     specs.__getitem__) if isinstance(stored, dict) else None
     code = _decoded(stored.get("code"), written.title) if bound is not None else None
-    if code is not None:
-        namespace.update(bound)  # type: ignore[arg-type]
+    items = guard_layout.constants(bound) if bound is not None and code is not None else None
+    if bound is not None and code is not None and items is not None:
+        namespace.update(bound)
         written.apart()
-    exec(code or _stored_or_compiled(written, stored), namespace)  # noqa: S102
+    else:
+        code = _stored_or_compiled(written, stored)
+        items = guard_layout.constants(namespace)  # the writer numbers them from 0: never None
+    namespace["_tq_B"] = items  # the constants as the fast path names them (`guard_layout`)
+    exec(code, namespace)  # noqa: S102
     guarded: types.FunctionType = namespace["guarded"]
     guarded.__defaults__ = function.__defaults__
     guarded.__kwdefaults__ = function.__kwdefaults__
