@@ -118,6 +118,31 @@ def test_a_read_error_on_the_traced_bytes_leaves_the_decision_to_the_lines(tmp_p
     assert record.changed_sources([source]) == [f"helper ({path}:2)"]
 
 
+@pytest.mark.parametrize("cover_max", [1 << 20, 40])
+def test_the_spans_of_one_file_are_read_at_once_unless_they_lie_far_apart(tmp_path, monkeypatch, cover_max) -> None:
+    """CC-14: a file's recorded spans are read with one read from the first to the last (each alone where that
+    would be more than `_COVER_MAX` bytes), and an edit in any one of them is found either way."""
+    functions = [_SOURCE.replace("helper", f"helper{n}").replace("+ 1", f"+ {n}") for n in range(3)]
+    text = ("# head\n" + "\n# between\n".join(functions)).encode()
+    path = tmp_path / "three.py"
+    path.write_bytes(text)
+    codes = [c for c in compile(text, str(path), "exec").co_consts if isinstance(c, types.CodeType)]
+    sources = record.traced_sources(codes)
+    reads = []
+    real = os.pread
+
+    def counted(*args: int) -> bytes:
+        reads.append(args[1:])
+        return real(*args)
+
+    monkeypatch.setattr(os, "pread", counted)
+    monkeypatch.setattr(record, "_COVER_MAX", cover_max)
+    assert record.changed_sources(sources) == []
+    assert len(reads) == (1 if cover_max > len(text) else 3)
+    path.write_bytes(text.replace(b"x + 1", b"x - 1"))
+    assert record.changed_sources(sources) == [f"helper1 ({path}:7)"]
+
+
 @pytest.mark.skipif(sys.platform == "win32" or not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
 def test_sources_in_many_files_hold_one_descriptor_at_a_time(tmp_path) -> None:
     """CC-14: a record naming more traced files than the process may open at once is checked as well as one naming
