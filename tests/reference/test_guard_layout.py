@@ -111,3 +111,8 @@ def test_the_constants_tuple_holds_each_number_once(names: dict[str, Any], expec
     """`_tq_B` only for the names the writers give (`_tq_b0` to `_tq_b{N-1}`): a gap or another spelling of a
     number is no tuple (the check is then written from its specs)."""
     assert guard_layout.constants(names) == expected
+
+
+def test_an_expression_names_its_constants_as_items_but_in_its_literals() -> None:
+    assert guard_layout.numbered("_tq_b0(x) and _tq_b12 == '_tq_b3' and _tq_s1") == (
+        "_tq_B[0](x) and _tq_B[12] == '_tq_b3' and _tq_s1")

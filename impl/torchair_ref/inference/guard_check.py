@@ -97,8 +97,10 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     first = [spec for spec in specs if spec.when == "first"]
     if not first:
         return None
+    text = _first_text(first, writer)
+    namespace["_tq_B"] = guard_layout.constants(namespace)
     try:  # all of them as one expression, compiled once (a module's 28 tensors took 28 compiles); one by one below
-        if eval(_first_code(_first_text(first, writer), stored), namespace):  # noqa: S307
+        if eval(_first_code(text, stored), namespace):  # noqa: S307
             return None
     except Exception:  # noqa: BLE001, S110 - named by the one-by-one pass, which reads each source alone
         pass
@@ -119,7 +121,7 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
 
 
 def _first_text(first: list[GuardSpec], writer: _Writer) -> str:
-    return " and ".join(f"({spec.test(writer)})" for spec in first)
+    return guard_layout.numbered(" and ".join(f"({spec.test(writer)})" for spec in first))
 
 
 def _first_code(text: str, stored: Any) -> types.CodeType:

@@ -104,6 +104,12 @@ def _renamed(match: re.Match[str], register: Mapping[str, int]) -> str:
     return f"_tq_r{register['_tq_s' + match.group(3)]}"
 
 
+def numbered(text: str) -> str:
+    """`text` with each constant `_tq_b{n}` (outside its string literals) as the item `_tq_B[n]`: for a check
+    that is one expression (the load-time check of a module's tensors)."""
+    return _NAME.sub(lambda m: f"_tq_B[{m.group(3)}]" if m.group(2) == "b" else m.group(0), text)
+
+
 def constants(namespace: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """`_tq_B`: the constant bound as `_tq_b{n}` in `namespace` at index n; None unless the names bound are exactly
     `_tq_b0` to `_tq_b{N-1}` (as the check writers number them), so that no item is missing or named twice."""
