@@ -4,7 +4,7 @@ Each check is the Python boolean expression its guard kind writes (`guard_kinds`
 reads its sources and names bound to its constants. `first_call_failure` evaluates the checks of the module and the
 code it reaches (`when == "first"`) once, on the first call, by following each source from the live module and the
 function's globals. `guarded_method` wraps the warm function in a function with the method's own signature whose
-body is one generated boolean expression over the arguments, the module, its globals and closure cells, run on every
+body is generated code reading and checking the arguments, the module, its globals and closure cells, run on every
 call as Dynamo runs its guards (CC-21: state changed between two warm calls counts): sizes and symbolic relations,
 None-ness, container lengths, values, aliasing, the classes and code reached, module attributes, hooks, and the
 ambient state (PyTorch's C++ `GlobalStateGuard`, loaded through `_torch` without Dynamo). A call that fails it goes
