@@ -3,9 +3,9 @@
 `guard_check` writes each read of a source once into a local of its own (`_tq_s{n} = ...`, the `reads`) and each
 check as an expression over those locals and the constants it bound (`_tq_b{n}`, the `tests`). Every name a code
 object holds is interned when the code loads, and at a transformers model's warm start Python's table of interned
-names is large: each name new to it cost microseconds. GPT-2's check named 577 locals and 252 constants, and
-interning them was most of the stored check's decode (about 2.5 of 4 ms on this project's host at its slowest). So
-the fast path is laid out here:
+names is large: each name new to it cost microseconds. GPT-2's check named 581 locals and 252 constants, and
+interning them was most of the stored check's decode (on this project's host at its slowest, 1.8 to 4.0 ms the
+first time, 0.35 to 0.67 ms laid out as here). So the fast path is laid out here:
 
 - each read comes just before the first statement that needs it, and each check right after the reads it needs, in
   the checks' order; a check that fails raises `Exception`, which the fast path's `except` takes as it takes a read
