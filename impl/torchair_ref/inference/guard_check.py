@@ -261,7 +261,7 @@ class _Written:
 
 
 #: a placeholder (group 2: its number), or a string literal as `repr` writes one (group 1), kept as it is
-_PLACEHOLDER = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|\b_tq_p([0-9]+)\b""")
+_PLACEHOLDER = re.compile(guard_layout.LITERAL + r"|\b_tq_p([0-9]+)\b")
 
 
 def _no_read(source: str) -> str:

@@ -28,8 +28,10 @@ from typing import Any
 
 from torchair_ref.inference.guard_values import UnknownGuard, loaded_code_digest
 
-#: a string literal as `repr` writes one (group 1), kept as it is, or a local (`s`) or constant (`b`) and its number
-_NAME = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")|\b_tq_([sb])([0-9]+)\b""")
+#: a string literal as `repr` writes one (a group): what a rewrite of a check's names keeps as it is
+LITERAL = r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+#: a string literal (group 1), or a local (`s`) or constant (`b`) and its number
+_NAME = re.compile(LITERAL + r"|\b_tq_([sb])([0-9]+)\b")
 
 
 def _locals(code: str) -> list[str]:
