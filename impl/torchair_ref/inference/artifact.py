@@ -58,7 +58,7 @@ def environment(device: str) -> dict[str, Any]:
     return {
         "python": platform.python_version(),
         "bytecode_magic": importlib.util.MAGIC_NUMBER.hex(),
-        "torch": torch.__version__,
+        "torch": str(torch.__version__),  # a str: torch's own compares by parsing both (0.2-0.5 ms the first time)
         "torch_git": getattr(torch.version, "git_version", None),
         "torchair_ref": __version__,
         "device": device,
