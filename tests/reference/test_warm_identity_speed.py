@@ -285,16 +285,16 @@ if sys.argv[2] == "cold":
     print(json.dumps(process.traced()))
     sys.exit()
 computed = collections.Counter()
-own_digest = guard_values._own_digest
+own_parts = guard_values._own_parts
 
 
 def counted(klass, kept):
     if kept is None or ~id(klass) not in kept:
         computed[klass.__qualname__] += 1
-    return own_digest(klass, kept)
+    return own_parts(klass, kept)
 
 
-guard_values._own_digest = counted
+guard_values._own_parts = counted
 first = Model().cached(x)
 report = {"computed": dict(computed), "first": process.traced()["unique_graphs"]}
 Block.helper = lambda self: 3  # a member no trace reads: the class's digest changes, and only that

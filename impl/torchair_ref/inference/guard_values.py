@@ -106,8 +106,8 @@ def _in_torch(cls: type) -> bool:
 
 def class_digest(cls: type, members: Sequence[str] | None = None) -> str | None:
     """A digest of a class and its bases outside torch, None for a class of torch or builtins (the torch version
-    covers those). Each class of the MRO gives a digest of its qualified name, its members' names in order and their
-    plain constants, and the code digests of its methods (properties, static and class methods): of all of them, or
+    covers those). Each class of the MRO gives its qualified name, its members' names in order and their plain
+    constants, and the code digests of its methods (properties, static and class methods): of all of them, or
     with `members`, of those named there (`traced_members`: the ones Dynamo traced, CC-21 (f)). Within
     `digests_kept`, each is computed once."""
     if _in_torch(cls):
@@ -121,7 +121,7 @@ def class_digest(cls: type, members: Sequence[str] | None = None) -> str | None:
     parts: list[Any] = []
     for klass in cls.__mro__:
         if not _in_torch(klass):
-            parts.append(_own_digest(klass, kept))
+            parts.append(_own_parts(klass, kept))
             if members is None:
                 parts.extend((name, [code_digest(code) for code in codes]) for name, codes in _methods(klass).items())
                 continue
@@ -151,23 +151,21 @@ def traced_members(cls: type, traced: Container[types.CodeType]) -> tuple[str, .
     return tuple(sorted(found))
 
 
-def _own_digest(klass: type, kept: _Kept | None) -> str:
-    """The SHA-256 of what `class_digest` reads of one class of the MRO besides its methods' code: its name, its
-    members' names and plain constants, in name order. A digest, not the parts: a class digest then writes a base
-    shared by many classes (`PreTrainedModel`: hundreds of members) as one short text, not all its members again."""
+def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
+    """What `class_digest` reads of one class of the MRO besides its methods' code: its name, its members' names and
+    plain constants, in name order."""
     if kept is not None and ~id(klass) in kept:
-        known: str = kept[~id(klass)][1]
-        return known
+        parts: list[Any] = kept[~id(klass)][1]
+        return parts
     static: list[Any] = [qualified_name(klass)]
     members = vars(klass)
     for name in sorted(members):
         value = members[name]
         key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
         static.append((key, "=", value) if value is None or type(value) in (int, float, bool, str) else key)
-    digest = hashlib.sha256(marshal.dumps(static, 2)).hexdigest()
     if kept is not None:
-        kept[~id(klass)] = (klass, digest)
-    return digest
+        kept[~id(klass)] = (klass, static)
+    return static
 
 
 def _methods(klass: type) -> dict[str, list[types.CodeType]]:
@@ -183,7 +181,7 @@ def _methods(klass: type) -> dict[str, list[types.CodeType]]:
 
 
 class _Kept(dict[Any, tuple[Any, Any]]):
-    """`digests_kept`'s memory: (id(class), members) -> (class, digest), ~id(class) -> (class, `_own_digest`), and
+    """`digests_kept`'s memory: (id(class), members) -> (class, digest), ~id(class) -> (class, its own parts), and
     ("name", qualified name) -> (class, class) (`type_named`); the entries keep the classes alive, so an id is never
     another class's while they exist. Emptied and closed when its block ends: a context copied inside the block (an
     asyncio task, `contextvars.copy_context`, a thread that inherits its parent's context) holds it on, and must then
