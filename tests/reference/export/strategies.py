@@ -46,6 +46,9 @@ def mlp_cases(draw: st.DrawFn) -> MLPCase:
         tie=tie,
         external=draw(st.booleans(), label="external"),
         dynamic=draw(st.booleans(), label="dynamic"),
-        batch=draw(st.integers(1, 4), label="batch"),
+        # Not the input's width (but 1): Dynamo gives two dims of one size one symbol (duck sizing), so the width,
+        # fixed by the weight, would fix the batch of a dynamic=True export too; whether it does then hangs on the
+        # sizes earlier exports in the process saw (Dynamo's frame state). The suite draws its batches so too.
+        batch=draw(st.integers(1, 4).filter(lambda b: b == 1 or b != widths[0]), label="batch"),
         seed=draw(st.integers(0, 2**16), label="seed"),
     )
