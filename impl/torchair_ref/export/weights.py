@@ -106,14 +106,22 @@ def _data_ops(graph: Any) -> dict[str, Any]:
     return {op.name: op for op in graph.op if op.type == "Data"}
 
 
-def _to_const(op: Any, data: bytes) -> None:
+def _static_shape(op: Any, tensor: torch.Tensor) -> None:
+    """A constant has its value's shape: with ``dynamic=True`` Dynamo may give a captured tensor's dims symbols of
+    their own (``-1`` in the ``Data`` desc), but the graph holds that one value (GE: a ``Const``'s shape is static)."""
+    op.output_desc[0].shape.dim[:] = list(tensor.shape)
+
+
+def _to_const(op: Any, tensor: torch.Tensor) -> None:
+    _static_shape(op, tensor)
     op.type = "Const"
     del op.attr["index"]
     op.attr["value"].t.desc.CopyFrom(op.output_desc[0])
-    op.attr["value"].t.data = data
+    op.attr["value"].t.data = raw_bytes(tensor)
 
 
-def _to_file_constant(op: Any, path: str) -> None:
+def _to_file_constant(op: Any, tensor: torch.Tensor, path: str) -> None:
+    _static_shape(op, tensor)
     desc = op.output_desc[0]
     op.type = "FileConstant"
     del op.attr["index"]
@@ -130,7 +138,7 @@ def inline_constants(graph: Any, constants: list[Weight]) -> None:
     ops = _data_ops(graph)
     for constant in constants:
         check_weight(constant)
-        _to_const(ops[constant.op_name], raw_bytes(constant.tensor))
+        _to_const(ops[constant.op_name], constant.tensor)
 
 
 def place_weights(graph: Any, weights: list[Weight], weight_dir: str, *, graph_bytes: int, threshold: int) -> list[
@@ -145,7 +153,7 @@ def place_weights(graph: Any, weights: list[Weight], weight_dir: str, *, graph_b
     ops = _data_ops(graph)
     if not externalize(graph_bytes, sum(w.nbytes for w in weights), threshold):
         for weight in weights:
-            _to_const(ops[weight.op_name], raw_bytes(weight.tensor))
+            _to_const(ops[weight.op_name], weight.tensor)
         return []
     files: list[tuple[str, Weight]] = []
     owners: dict[str, str] = {}
@@ -164,7 +172,7 @@ def place_weights(graph: Any, weights: list[Weight], weight_dir: str, *, graph_b
                 "rename one of them"
             )
         owners[path] = weight.fqn
-        _to_file_constant(ops[weight.op_name], path)
+        _to_file_constant(ops[weight.op_name], weight.tensor, path)
         files.append((path, weight))
     return files
 
