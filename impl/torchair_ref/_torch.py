@@ -79,6 +79,22 @@ def functorch_config() -> ModuleType:
     return config
 
 
+def dynamo_config() -> ModuleType:
+    """`torch._dynamo.config` (its `patch`: `automatic_dynamic_shapes`, whether a compile reads the sizes earlier
+    compiles of the same code saw). Checked: 2.13.0, 2.14.1."""
+    from torch._dynamo import config
+
+    return config
+
+
+def symbolic_shapes_config() -> ModuleType:
+    """`torch.fx.experimental._config` (its `patch`: `use_duck_shape`, whether two dims of one size share a symbol).
+    Checked: 2.13.0, 2.14.1."""
+    from torch.fx.experimental import _config
+
+    return _config
+
+
 def aot_module_simplified() -> Callable[..., Any]:
     """`torch._functorch.aot_autograd.aot_module_simplified`. Checked: 2.13.0, 2.14.1."""
     from torch._functorch.aot_autograd import aot_module_simplified as found

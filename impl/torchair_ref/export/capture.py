@@ -81,7 +81,15 @@ def capture(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any
     entry = types.FunctionType(_call_model.__code__.replace(), _call_model.__globals__, _call_model.__name__)
     compiled = torch.compile(entry, backend=backend, fullgraph=True, dynamic=dynamic)
     # A forced AOTAutograd cache hit would skip ``keep`` and leave nothing recorded.
-    with torch.no_grad(), _torch.functorch_config().patch(force_autograd_cache=False):
+    no_cache = _torch.functorch_config().patch(force_autograd_cache=False)
+    # An export's dims depend on its own inputs alone (EX-11). Every copy of the entry has the code id of
+    # ``_call_model``, so Dynamo's automatic dynamic shapes would read the sizes that earlier exports (of any model)
+    # saw. And duck sizing would give two dims of one size one symbol: the graph would then read one for the other
+    # (wrong at other sizes: ``x + x.shape[1]`` exported at 4x4 adds the batch), or tie a batch equal to a feature
+    # size to that size. The graph has no guards to catch either, so each dim gets its own symbol.
+    no_history = _torch.dynamo_config().patch(automatic_dynamic_shapes=False)
+    no_duck = _torch.symbolic_shapes_config().patch(use_duck_shape=False)
+    with torch.no_grad(), no_cache, no_history, no_duck:
         try:
             compiled(model, args, kwargs)
         except _GraphCaptured:
