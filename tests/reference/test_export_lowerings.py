@@ -134,3 +134,19 @@ def test_an_operator_without_a_lowering_points_to_the_coverage_table(tmp_path):
     with pytest.raises(UnsupportedOperatorError, match=r"aten\.erfinv\.default has no GE lowering") as caught:
         dynamo_export(X.clamp(-0.5, 0.5), model=Fn(lambda m, x: torch.erfinv(x)), export_path=str(tmp_path))
     assert "docs/ge-coverage.md" in str(caught.value)
+
+
+def test_expand_keeps_a_symbolic_dim_at_other_sizes(tmp_path):
+    """EX-11: ``expand(-1, 3, -1)`` of a 4x5 input exported with dynamic=True (both dims symbolic) gives the model's
+    output at 2x7: each -1 is that dim of the input at run time (it was refused for a symbolic dim)."""
+    model = _Expands()
+    dynamo_export(torch.randn(4, 5), model=model, export_path=str(tmp_path), dynamic=True)
+    x = torch.randn(2, 7)
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    (got,) = ge_executor.load(graph, weights_dir=tmp_path).run([x])
+    torch.testing.assert_close(got, model(x))
+
+
+class _Expands(torch.nn.Module):
+    def forward(self, x):
+        return x.unsqueeze(1).expand(-1, 3, -1) * 2

@@ -136,6 +136,9 @@ def cases() -> list[Case]:
              {"Squeeze", "Unsqueeze"}),
         Case("squeeze-dim", Fn(lambda m, x: (x[:, :1].squeeze(1), x.squeeze(1))), (X,), {"Squeeze", "Identity"}),
         Case("unbind", Fn(lambda m, x: torch.unbind(x, 1)), (X,), {"Unpack"}),
+        # expand's -1 on a symbolic dim: that dim of the input, read at run time
+        Case("expand-symbolic", Fn(lambda m, x: x.unsqueeze(1).expand(-1, 3, -1) * 2), (_g(30, 4, 5),),
+             {"BroadcastTo", "Shape", "Gather", "Pack"}, dynamic=True),
         Case("stack", Fn(lambda m, x, y: torch.stack([x, y], dim=-1)), (X, Y), {"Pack"}),
         Case("as-strided", Fn(lambda m, x: (x * 2).as_strided((2, 3), (12, 1), 1)), (X,), {"AsStrided"}),
         Case("as-strided-wide", Fn(lambda m, x: (x.reshape(2, 320) + 1).as_strided((2, 320, 1, 1),

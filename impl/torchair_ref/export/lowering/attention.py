@@ -34,8 +34,7 @@ from typing import Any
 import torch
 
 from ..op_builder import Builder, Value
-from .common import out, unsupported
-from .shapes import GATHER_ATTRS
+from .common import GATHER_ATTRS, dim_size, out, unsupported
 
 
 def _batch_matmul(b: Builder, x1: Value, x2: Value, adj_x2: bool, shape: tuple[int, ...]) -> Value:
@@ -89,22 +88,14 @@ def _scale(b: Builder, q: Value, scale: Any) -> Value:
     (``Rsqrt`` of ``Gather(Shape(q), -1)`` in q's dtype)."""
     if scale is not None or q.shape[-1] != -1:
         return b.const(float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1]), q.dtype)
-    size = _size(b, q, q.rank - 1)
+    size = dim_size(b, q, q.rank - 1)
     return b.one("Rsqrt", [("x", b.cast(size, q.dtype))], q.dtype, ())
-
-
-def _size(b: Builder, x: Value, dim: int) -> Value:
-    """Dim ``dim`` of x at run time, a 0-d int64 (``Shape`` then ``Gather``, as sym_size is lowered)."""
-    shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
-    return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
-                 {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False,
-                  "negative_index_support": False})
 
 
 def _causal_mask(b: Builder, q: Value, k: Value) -> Value:
     """True above the diagonal of the (L, S) score matrix: column index > row index, from the runtime lengths."""
     def positions(x: Value, axes: list[int]) -> Value:
-        size = _size(b, x, x.rank - 2)
+        size = dim_size(b, x, x.rank - 2)
         span = b.one("Range", [("start", b.const(0, torch.int64)), ("limit", size), ("delta", b.const(1, torch.int64))],
                      torch.int64, (x.shape[-2],))
         dims = (x.shape[-2], 1) if axes == [1] else (1, x.shape[-2])

@@ -1,5 +1,5 @@
-"""Helpers every lowering family uses: the traced output's descriptor, the traced value of an argument, GE's data
-layout on an op's descs, and the refusal of an unsupported variant."""
+"""Helpers every lowering family uses: the traced output's descriptor, the traced value of an argument, a dim's size
+at run time, GE's data layout on an op's descs, and the refusal of an unsupported variant."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ from typing import Any
 
 import torch.fx
 
-from ..op_builder import COVERAGE_DOC, Builder, UnsupportedOperatorError, spec_of, where
+from ..op_builder import COVERAGE_DOC, Builder, UnsupportedOperatorError, Value, spec_of, where
 
 _INT_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float32}
+#: the attrs upstream's ``Gather`` calls leave at their defaults
+GATHER_ATTRS = {"batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
 
 
 def out(node: torch.fx.Node, index: int | None = None) -> tuple[Any, tuple[int, ...]]:
@@ -28,6 +30,14 @@ def scalar_dtype(number: Any) -> torch.dtype:
     """The dtype upstream gives a Python number it makes a ``Const`` of (``utils.type_to_dtype``: bool, int64,
     the default float dtype float32)."""
     return _INT_DTYPE[bool if isinstance(number, bool) else int if isinstance(number, int) else float]
+
+
+def dim_size(b: Builder, x: Value, dim: int) -> Value:
+    """x's size along ``dim`` at run time, a 0-d int64: ``Shape`` (attr ``dtype``: int64, GE's C++ number 9) then
+    ``Gather`` of the dim, as upstream lowers ``sym_size`` (sym_size.py)."""
+    shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
+    return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
+                 {"validate_indices": True, **GATHER_ATTRS})
 
 
 def layout(b: Builder, fmt: str, inputs: Sequence[int] = (), outputs: Sequence[int] = ()) -> None:

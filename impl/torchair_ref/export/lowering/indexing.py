@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from ..op_builder import Builder, Value
-from .common import out, unsupported
+from .common import dim_size, out, unsupported
 
 aten = torch.ops.aten
 
@@ -55,13 +55,8 @@ def gather(b: Builder, node: Any, x: Value, dim: int, index_: Value, *, sparse_g
 
 
 def _dim_size(b: Builder, x: Value, dim: int) -> Value:
-    """x's size along ``dim`` as a 0-d int64: a ``Const`` when known, else ``Gather`` of its ``Shape`` (sym_size.py)."""
-    if x.shape[dim] != -1:
-        return b.const(x.shape[dim], torch.int64)
-    shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
-    return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
-                 {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False,
-                  "negative_index_support": False})
+    """x's size along ``dim`` as a 0-d int64: a ``Const`` when known, else read at run time (``dim_size``)."""
+    return b.const(x.shape[dim], torch.int64) if x.shape[dim] != -1 else dim_size(b, x, dim)
 
 
 def index_put(b: Builder, node: Any, x: Value, indices: list[Value | None], values: Value,

@@ -17,11 +17,10 @@ from typing import Any
 import torch
 
 from ..op_builder import Builder, Value
-from .common import out, unsupported
+from .common import GATHER_ATTRS, dim_size, out, unsupported
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647
-GATHER_ATTRS = {"batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
 
 
 def reshape(b: Builder, node: Any, x: Value, size: Any) -> Value:
@@ -92,10 +91,10 @@ def expand(b: Builder, node: Any, x: Value, size: Any, *, implicit: bool = False
         raise unsupported(node, "with implicit=True")
     if x.shape == shape and -1 not in shape:
         return x
-    if any(v == -1 for v in size if not isinstance(v, Value)):
-        size = [shape[k] if not isinstance(v, Value) and v == -1 else v for k, v in enumerate(size)]
-        if -1 in [v for v in size if not isinstance(v, Value)]:
-            raise unsupported(node, "with -1 for a symbolic dim")
+    # -1 keeps the input's size of that dim (aligned from the last): known, or read at run time when symbolic.
+    gap = len(size) - x.rank
+    size = [v if isinstance(v, Value) or v != -1 else shape[k] if shape[k] != -1 else dim_size(b, x, k - gap)
+            for k, v in enumerate(size)]
     return b.one("BroadcastTo", [("x", x), ("shape", b.int_list(size))], dtype, shape)
 
 
@@ -242,9 +241,7 @@ def sym_size(b: Builder, node: Any, x: Value, dim: int) -> Any:
     size = node.meta["val"]
     if isinstance(size, int) or (isinstance(size, torch.SymInt) and size.node.is_constant()):
         return int(size)
-    shape = b.one("Shape", [("x", x)], torch.int64, (x.rank,), {"dtype": 9})
-    return b.one("Gather", [("x", shape), ("indices", b.const(dim, torch.int64))], torch.int64, (),
-                 {"validate_indices": True, **GATHER_ATTRS})
+    return dim_size(b, x, dim)
 
 
 TABLE: dict[Any, Callable[..., Any]] = {
