@@ -63,6 +63,24 @@ def test_an_erf_gelu_computes_as_eager(impl, dtype):
                       what=f"{dtype} Linear -> GELU (erf)")
 
 
+class _AddsItsWidth(torch.nn.Module):
+    def forward(self, x):
+        return x + x.shape[1]
+
+
+@pytest.mark.clause("EX-11", "EX-7")
+def test_two_dims_of_one_size_in_the_example_stay_apart_in_the_graph(impl):
+    """EX-11: ``x + x.shape[1]`` exported with dynamic=True at 4x4 (two -1 dims in its ``Data`` op) gives the model's
+    output at 2x5, where the width differs from the batch. A graph that took the two dims for one (Dynamo's duck
+    sizing, with no guard left to catch it) adds the batch instead: a wrong answer with no error."""
+    model = _AddsItsWidth().eval()
+    with harness.scratch() as base:
+        harness.fresh_dynamo()
+        impl.dynamo_export(torch.randn(4, 4), model=model, export_path=str(base / "out"), dynamic=True)
+        _check_inputs(base / "out" / "export.air", model, (torch.randn(2, 5),), {},
+                      what="x + x.shape[1] exported at 4x4, run at 2x5")
+
+
 @pytest.mark.clause("EX-11", "EX-7")
 @pytest.mark.parametrize("dtype", cst.EXPORT_DTYPES)
 @pytest.mark.parametrize("dynamic", [False, True])
