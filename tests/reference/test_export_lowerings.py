@@ -13,7 +13,7 @@ import torch
 import ge_executor
 from ge_executor import ge_ir
 from tests.reference.export import checks
-from tests.reference.export.lowering_cases import REFUSED, Case, cases
+from tests.reference.export.lowering_cases import REFUSED, ROWS, Case, Fn, X, cases, set_rows
 from torchair_ref.export import dynamo_export
 from torchair_ref.export.ge_build import UnsupportedOperatorError
 
@@ -129,8 +129,6 @@ def test_a_refusal_names_the_operator_the_reason_and_the_coverage_table(tmp_path
 def test_an_operator_without_a_lowering_points_to_the_coverage_table(tmp_path):
     """EX-7: the refusal names the operator and the table of what upstream converts and the reference lowers."""
     torch._dynamo.reset()
-    from tests.reference.export.lowering_cases import Fn, X
-
     with pytest.raises(UnsupportedOperatorError, match=r"aten\.erfinv\.default has no GE lowering") as caught:
         dynamo_export(X.clamp(-0.5, 0.5), model=Fn(lambda m, x: torch.erfinv(x)), export_path=str(tmp_path))
     assert "docs/ge-coverage.md" in str(caught.value)
@@ -150,3 +148,14 @@ def test_expand_keeps_a_symbolic_dim_at_other_sizes(tmp_path):
 class _Expands(torch.nn.Module):
     def forward(self, x):
         return x.unsqueeze(1).expand(-1, 3, -1) * 2
+
+
+def test_index_put_of_a_scalar_at_other_sizes(tmp_path):
+    """EX-11: ``y[i] = 0.5`` exported with dynamic=True at x 2x3x4 and two rows writes three rows of x 3x5x2 (the
+    scalar's broadcast shape read at run time; it was refused for a symbolic indexed shape)."""
+    model = Fn(lambda m, x, i: set_rows(x, i))
+    dynamo_export(X, ROWS, model=model, export_path=str(tmp_path), dynamic=True)
+    x, rows = torch.randn(3, 5, 2), torch.tensor([2, -3, 0])
+    graph = checks.load_air(tmp_path / "export.air").graph[0]
+    (got,) = ge_executor.load(graph, weights_dir=tmp_path).run([x, rows])
+    torch.testing.assert_close(got, model(x, rows))

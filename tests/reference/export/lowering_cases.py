@@ -66,6 +66,13 @@ ROWS = torch.tensor([1, -2])  # rows 1 and 0 of a dim of 2 or 3, the second coun
 TWICE = torch.tensor([1, -2, 1])  # the same with row 1 twice
 
 
+def set_rows(x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+    """``y[i] = 0.5``: an index_put of a scalar, broadcast to the indexed rows (symbolic with dynamic=True)."""
+    y = x * 2
+    y[i] = 0.5
+    return y
+
+
 def _set_columns(x: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
     """``y[:, i] = ...``: an index_put whose index follows a dim left whole."""
     y = x.clone()
@@ -163,6 +170,8 @@ def cases() -> list[Case]:
              (X, TWICE, _g(25, 3, 4)), {"TensorScatterAdd", "Pack"}),
         Case("index-put-dynamic", Fn(lambda m, x, i, v: x.index_put((i,), v)), (X, ROWS, _g(24, 2, 3, 4)),
              {"TensorScatterUpdate", "Shape", "Gather"}, dynamic=True),
+        Case("index-put-scalar-dynamic", Fn(lambda m, x, i: set_rows(x, i)), (X, ROWS),
+             {"TensorScatterUpdate", "BroadcastTo", "Pack", "Shape", "Gather"}, dynamic=True),
         # reduce: reduce.py
         Case("sum", Fn(lambda m, x: (x.sum(), x.sum((0, 2), keepdim=True))), (X,), {"ReduceSum"}),
         Case("cumsum", Fn(lambda m, a: torch.cumsum(a, 1)), (N,), {"Cumsum"}),

@@ -64,7 +64,8 @@ def index_put(b: Builder, node: Any, x: Value, indices: list[Value | None], valu
     """``index_put`` -> ``TensorScatterUpdate(x, indices, values)`` (``TensorScatterAdd`` with ``accumulate``): the
     index tensors, each on one of x's leading dims, int64, a negative one counted from the end of its dim
     (``SelectV2(Less(i, 0), Add(i, size), i)``), stacked on a new last axis (``Unsqueeze`` for one, ``Pack`` for
-    more), the values cast to x's dtype and broadcast to the indexed shape (``BroadcastTo``).
+    more), the values cast to x's dtype and broadcast to the indexed shape (``BroadcastTo``; its symbolic dims read at
+    run time).
 
     Departure: upstream has no converter for ``index_put`` (index_put.py:5-13 raises "not implemented"), so a model
     that writes through an index tensor (transformers' grouped-matmul experts invert their sort permutation so) was
@@ -104,10 +105,11 @@ def index_put(b: Builder, node: Any, x: Value, indices: list[Value | None], valu
     updates_shape = (*where_shape, *x.shape[len(present):])
     updates = b.cast(values, x.dtype)
     if updates.shape != updates_shape:
-        if -1 in updates_shape:
-            raise unsupported(node, f"with values of shape {values.shape} for a symbolic indexed shape")
-        updates = b.one("BroadcastTo", [("x", updates), ("shape", b.const(list(updates_shape), torch.int64))],
-                        x.dtype, updates_shape)
+        # A symbolic dim of the indexed shape: the index tensors' (all of one shape then) or x's, at run time.
+        lead = len(where_shape)
+        dims = [d if d != -1 else dim_size(b, present[0], k) if k < lead else dim_size(b, x, len(present) + k - lead)
+                for k, d in enumerate(updates_shape)]
+        updates = b.one("BroadcastTo", [("x", updates), ("shape", b.int_list(dims))], x.dtype, updates_shape)
     operands = [("x", x), ("indices", index_value), ("updates", updates)]
     if accumulate:
         return b.one("TensorScatterAdd", operands, dtype, shape)
