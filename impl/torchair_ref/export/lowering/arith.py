@@ -5,7 +5,8 @@ Each follows the converter of the same name in the wheel's ``ge_converter/aten/`
 ``mean.py``, ``pow.py``, ``_to_copy.py``, ``prims/convert_element_type.py``, ``builtin_converters.py``; the
 one-op element-wise ones are listed in ``TABLE`` with theirs): operands are promoted to the output dtype first (a
 ``Cast``, or a 0-d ``Const`` for a Python number), as upstream's ``dtype_promote`` does. Where upstream casts an
-op's result to the dtype it already has, no ``Cast`` is written. One departure: ``gelu`` (see ``gelu``).
+op's result to the dtype it already has, no ``Cast`` is written. Departures: ``gelu`` (see ``gelu``) and
+``true_divide.Tensor`` (upstream's converter only raises; see ``TABLE``).
 """
 
 from __future__ import annotations
@@ -209,6 +210,9 @@ TABLE: dict[Any, Callable[..., Any]] = {
     aten.mul.Tensor: mul,
     aten.mul.Scalar: _binary("Mul"),  # mul.py:53-56: both operands in the output dtype, no Muls
     aten.div.Tensor: div,  # div.py:15
+    # Departure: true_divide.py:5 raises "not implemented". It is div.Tensor's true division; Dynamo writes it for a
+    # float a model computes with (GPT-2's GELU: math.sqrt(2.0 / math.pi)) when dynamic=True leaves floats unspecialised
+    aten.true_divide.Tensor: div,
     aten.floor_divide.default: _binary("FloorDiv"),  # floor_divide.py:19-21: both in the output dtype
     aten.minimum.default: minimum,  # minimum.py:19
     aten.abs.default: abs_,  # abs.py:10
