@@ -244,12 +244,17 @@ class _Renamed:
         return self._next != len(self._names)
 
 
+def _indices(items: list[Any]) -> bool:
+    """Whether every item is an int (not a bool) and none is negative (in C: a table lists hundreds)."""
+    return not items or set(map(type, items)) == {int} and min(items) >= 0
+
+
 def check(found: Any) -> dict[str, Any] | None:
     """A stored replay table as `table` writes it, else None (a damaged or foreign one: not used)."""
     if not isinstance(found, dict) or not isinstance(found.get("outline"), str):
         return None
     call, rerun, binds, writes = found.get("call"), found.get("rerun"), found.get("binds"), found.get("writer")
-    if not (isinstance(call, list) and all(type(i) is int and i >= 0 for i in call) and isinstance(binds, dict)
+    if not (isinstance(call, list) and _indices(call) and isinstance(binds, dict)
             and isinstance(rerun, list) and isinstance(writes, list) and all(isinstance(w, str) for w in writes)):
         return None
     for entry in rerun:

@@ -96,7 +96,13 @@ def _stable(value: Any) -> str:
 
 
 def qualified_name(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', None))}"
+    qualname = getattr(obj, "__qualname__", _NO_NAME)  # `__name__` only read where it is wanted
+    if qualname is _NO_NAME:
+        qualname = getattr(obj, "__name__", None)
+    return f"{getattr(obj, '__module__', None)}.{qualname}"
+
+
+_NO_NAME = object()
 
 
 def _in_torch(cls: type) -> bool:
@@ -127,9 +133,11 @@ def class_digest(cls: type, members: Sequence[str] | None = None) -> str | None:
                 continue
             own = vars(klass)
             for name in members:  # only these members' code is read (a transformers base has hundreds)
-                codes = _codes_of(own.get(name))
-                if codes:
-                    parts.append((name, [code_digest(code) for code in codes]))
+                value = own.get(name)
+                if value is not None:  # most members are another class's: skip `_codes_of` for them
+                    codes = _codes_of(value)
+                    if codes:
+                        parts.append((name, [code_digest(code) for code in codes]))
     digest = hashlib.sha256(marshal.dumps(parts, 2)).hexdigest()
     if kept is not None:
         kept[id(cls), members] = (cls, digest)
@@ -157,12 +165,11 @@ def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
     if kept is not None and ~id(klass) in kept:
         parts: list[Any] = kept[~id(klass)][1]
         return parts
+    # In name order (names are unique: values are never compared), a str subclass as a name (`type()` keeps one) as
+    # the str it holds, which marshal writes; comprehensions, not a loop: PreTrainedModel alone has about 200 members.
     static: list[Any] = [qualified_name(klass)]
-    members = vars(klass)
-    for name in sorted(members):
-        value = members[name]
-        key = str.__str__(name)  # a str subclass (`type()` keeps one) as the str it holds: marshal writes str
-        static.append((key, "=", value) if value is None or type(value) in (int, float, bool, str) else key)
+    named = [(name if type(name) is str else str.__str__(name), value) for name, value in sorted(vars(klass).items())]
+    static += [(name, "=", value) if value is None or type(value) in _PLAIN else name for name, value in named]
     if kept is not None:
         kept[~id(klass)] = (klass, static)
     return static
@@ -231,7 +238,12 @@ def _function(value: Any) -> Any:
     return value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
 
 
+_PLAIN = frozenset({int, float, bool, str})
+
+
 def _codes_of(value: Any) -> list[types.CodeType]:
+    if type(value) is types.FunctionType:  # the common case first
+        return [value.__code__]
     if isinstance(value, (staticmethod, classmethod)):
         value = value.__func__
     if isinstance(value, property):

@@ -95,7 +95,7 @@ class CacheRecord:
             raise RecordError(f"record lacks {missing}")
         values = {name: payload[name] for name in names}
         try:
-            values["traced_sources"] = [TracedSource(**entry) for entry in payload["traced_sources"]]
+            values["traced_sources"] = [_traced_source(entry) for entry in payload["traced_sources"]]
         except TypeError as exc:
             raise RecordError(f"record has a malformed traced_sources entry: {exc}") from exc
         if not isinstance(payload["guards"], list):
@@ -111,6 +111,19 @@ class CacheRecord:
         values["guards"] = Guards(payload["guards"], sources, replay)
         values["inputs"] = tensor_spec.graph_inputs(payload["inputs"])
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
+
+
+def _traced_source(entry: Any) -> TracedSource:
+    """`TracedSource(**entry)` (TypeError for an entry that is not its fields), made without the frozen dataclass's
+    `__init__` where the entry has every field, as `to_payload` writes it (GPT-2's record lists 67)."""
+    if type(entry) is not dict or entry.keys() != _TRACED_FIELDS:
+        return TracedSource(**entry)
+    source = object.__new__(TracedSource)
+    source.__dict__.update(entry)
+    return source
+
+
+_TRACED_FIELDS = {f.name for f in dataclasses.fields(TracedSource)}
 
 
 class Guards(Sequence[GuardSpec]):
@@ -167,7 +180,7 @@ def _replay(stored: Any, raw: list[Any]) -> dict[str, Any] | None:
     replay = guard_bindings.check(stored.get("replay"))
     if replay is None or replay["writer"] != guard_check.writer_digests():
         return None
-    return replay if all(i < len(raw) for i in replay["call"]) else None
+    return replay if max(replay["call"], default=-1) < len(raw) else None
 
 
 def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) -> CacheRecord:

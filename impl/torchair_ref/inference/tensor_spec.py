@@ -75,27 +75,15 @@ class TensorSpec:
     def layout(cls, dtype: Any, device: Any, shape: Any, stride: Any) -> TensorSpec:
         """A spec of a dtype, device, sizes and strides alone (None: a dim not checked), as TENSOR_MATCH holds
         them; BrokenCacheError when no spec can hold them."""
-        found = getattr(torch, str(dtype).removeprefix("torch."), None)
-        if not (isinstance(found, torch.dtype) and isinstance(shape, list) and isinstance(stride, list)
-                and len(shape) == len(stride) and all(d is None or (type(d) is int and d >= 0) for d in shape + stride)
-                and isinstance(device, str) and _is_device(device)):
-            raise BrokenCacheError(f"no valid dtype, shape, stride or device: {(dtype, device, shape, stride)!r:.200}")
-        return cls(str(found), device, tuple(shape), tuple(stride))
-
-    def _with(self, pytype: str | None, size_expr: Exprs | None, stride_expr: Exprs | None,
-              contiguous: bool) -> TensorSpec:
-        """This layout with the other fields set (`dataclasses.replace` without its checks: a record holds a spec per
-        graph input and per module tensor, all read at every warm start)."""
-        spec = object.__new__(TensorSpec)
-        spec.__dict__.update(self.__dict__, pytype=pytype, size_expr=size_expr, stride_expr=stride_expr,
-                             contiguous=contiguous)
-        return spec
+        return _made(_checked_layout(dtype, device, shape, stride), device, shape, stride)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TensorSpec:
         """The spec `to_json` wrote; BrokenCacheError naming the field that no spec `of` writes could hold."""
-        spec = cls.layout(data.get("dtype"), data.get("device"), data.get("shape"), data.get("stride"))
-        shape, stride = list(spec.shape), list(spec.stride)
+        device: Any = data.get("device")
+        shape: Any = data.get("shape")
+        stride: Any = data.get("stride")
+        name = _checked_layout(data.get("dtype"), device, shape, stride)
         exprs: dict[str, Exprs | None] = {}
         symbolic = None in shape or None in stride
         for key, dims in (("size_expr", shape), ("stride_expr", stride)):
@@ -108,7 +96,7 @@ class TensorSpec:
             raise BrokenCacheError(f"an invalid pytype or contiguous: {data!r:.200}")
         if contiguous and None not in stride:  # `of` marks only symbolic strides; static ones say it all
             raise BrokenCacheError(f"an invalid contiguous: the strides {stride} are all static")
-        return spec._with(pytype, exprs["size_expr"], exprs["stride_expr"], contiguous)
+        return _made(name, device, shape, stride, pytype, exprs["size_expr"], exprs["stride_expr"], contiguous)
 
     def type_mismatch(self, value: Any, name: str) -> str | None:
         """CC-15/CC-21: why `value` is not a tensor of this dtype, device, Python type and rank, or None."""
@@ -147,6 +135,42 @@ class TensorSpec:
         """The expressions of "size" or "stride" (None in every dim where there are none)."""
         found = self.size_expr if kind == "size" else self.stride_expr
         return found if found is not None else (None,) * len(self.shape)
+
+
+def _checked_layout(dtype: Any, device: Any, shape: Any, stride: Any) -> str:
+    """The name of `dtype` as `str(torch.float32)` writes it, where the four make a layout a spec can hold, else
+    BrokenCacheError (pure, but for the names asked of torch once each: `_dtype_name`, `_is_device`)."""
+    name = _dtype_name(dtype)
+    if not (name is not None and isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride)
+            and all(d is None or (type(d) is int and d >= 0) for d in shape + stride)
+            and isinstance(device, str) and _is_device(device)):
+        raise BrokenCacheError(f"no valid dtype, shape, stride or device: {(dtype, device, shape, stride)!r:.200}")
+    return name
+
+
+def _dtype_name(dtype: Any) -> str | None:
+    """`str()` of the torch dtype `dtype` names ("torch.float32" or "float32"), None when it names none; a str is
+    looked up in torch once per process."""
+    if type(dtype) is str and dtype in _DTYPES:
+        return _DTYPES[dtype]
+    found = getattr(torch, str(dtype).removeprefix("torch."), None)
+    name = str(found) if isinstance(found, torch.dtype) else None
+    if type(dtype) is str and len(_DTYPES) < 256:  # a damaged record's texts are not all kept
+        _DTYPES[dtype] = name
+    return name
+
+
+_DTYPES: dict[str, str | None] = {}
+
+
+def _made(dtype: str, device: str, shape: list[int | None], stride: list[int | None], pytype: str | None = None,
+          size_expr: Exprs | None = None, stride_expr: Exprs | None = None, contiguous: bool = False) -> TensorSpec:
+    """A spec of checked fields, made without the frozen dataclass's `__init__` (a record holds a spec per graph
+    input and per module tensor, all read at every warm start)."""
+    spec = object.__new__(TensorSpec)
+    spec.__dict__.update(dtype=dtype, device=device, shape=tuple(shape), stride=tuple(stride), pytype=pytype,
+                         size_expr=size_expr, stride_expr=stride_expr, contiguous=contiguous)
+    return spec
 
 
 #: the Python type a graph input of a symbolic kind arrives as: the frame passes the plain value
