@@ -56,7 +56,7 @@ if [ $left -ge 45 ]; then
   for m in cold warm warm eager; do
     l=$((END - SECONDS)); [ $l -lt 8 ] && break
     PROBE_SPAWNED=$(date +%s.%N) timeout -k 5 $l $PY -m tests.programs.cuda_probe $m $C/cache tiny $DEV 2>&1 | grep -E "PROBE|Error|error" | head -20
-    echo "probe $m rc=$?"
+    echo "probe $m rc=${PIPESTATUS[0]}"   # the probe's own exit status, not grep's
   done
   } 2>&1 | tee $OUT/probe.log
 fi
