@@ -165,6 +165,8 @@ class Traced:
 
     codes: frozenset[types.CodeType]
     sources: list[record.TracedSource]
+    #: each traced file's status from before its bytes were read, where it has one (`file_states`)
+    states: dict[str, list[int]]
 
 
 def trace_facts() -> tuple[Any, Traced | UncacheableError]:
@@ -183,7 +185,8 @@ def trace_facts() -> tuple[Any, Traced | UncacheableError]:
         codes = _torch.traced_code()
         if not codes:
             return compile_id, UncacheableError("Dynamo reported no traced code")
-        return compile_id, Traced(frozenset(codes), record.traced_sources(codes))
+        states: dict[str, list[int]] = {}
+        return compile_id, Traced(frozenset(codes), record.traced_sources(codes, states), states)
     except Exception as exc:  # noqa: BLE001 - as above
         return compile_id, UncacheableError(
             f"the code Dynamo traced is not known ({exc!r}); a warm start could not check it")

@@ -24,15 +24,24 @@ from typing import Any, overload
 import torch
 
 from torchair_ref.errors import BrokenCacheError, StaleCacheError, TorchairRefError
-from torchair_ref.inference import code_identity, generated, guard_bindings, guard_check, guard_kinds, tensor_spec
+from torchair_ref.inference import (
+    code_identity,
+    file_states,
+    generated,
+    guard_bindings,
+    guard_check,
+    guard_kinds,
+    tensor_spec,
+)
 from torchair_ref.inference.artifact import environment
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_values import code_digest
 from torchair_ref.inference.tensor_spec import GraphInput
 
-#: 6: a guarded class identified by the code of the methods the trace reached; 5: traced lines checked by their
-#: bytes; 4: digests from one `marshal` text each
-SCHEMA_VERSION = 6
+#: 7: a class digest holds one digest of each base's own names and constants; 6: a guarded class identified by the
+#: code of the methods the trace reached; 5: traced lines checked by their bytes; 4: digests from one `marshal` text
+#: each
+SCHEMA_VERSION = 7
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
@@ -106,9 +115,12 @@ class CacheRecord:
         # reads it), but for the sources of the guards checked at load. Each spec's values are checked here, but for
         # the specs a replay table this code wrote rebuilds the constants of (`Guards`): those when first read.
         stored = payload.get("guard_code")
-        sources = not (isinstance(stored, dict) and isinstance(stored.get("outline"), str))
-        replay = None if sources else _replay(stored, payload["guards"])
-        values["guards"] = Guards(payload["guards"], sources, replay)
+        stored = stored if isinstance(stored, dict) else {}
+        sources = not isinstance(stored.get("outline"), str)
+        replay = None if sources else _replay(stored.get("replay"), payload["guards"])
+        first = stored.get("first")
+        first = _replay(first.get("replay"), payload["guards"]) if isinstance(first, dict) else None
+        values["guards"] = Guards(payload["guards"], sources, replay, first)
         values["inputs"] = tensor_spec.graph_inputs(payload["inputs"])
         return cls(**values, extra={k: v for k, v in payload.items() if k not in names})
 
@@ -129,18 +141,21 @@ _TRACED_FIELDS = {f.name for f in dataclasses.fields(TracedSource)}
 class Guards(Sequence[GuardSpec]):
     """CC-17/CC-21: a record's guard specs, read into typed ones (`guard_kinds.from_json`) when the record loads, a
     spec that is not valid raising `BrokenCacheError` then; but for the specs its stored check's replay table
-    (`replay`, written by this very code: `_replay`) rebuilds the constants of (`guard_bindings`), each read when
-    first asked for: only when a check fails, by the slow path that names it. The file's seal covers the specs and
-    the table together; a spec edited and resealed after it was written is found only there."""
+    (`replay`, written by this very code: `_replay`) or its load-time check's (`first`) rebuilds the constants of
+    (`guard_bindings`), each read when first asked for: only when a check fails, by the slow path that names it. The
+    file's seal covers the specs and the tables together; a spec edited and resealed is found only there."""
 
-    def __init__(self, raw: list[Any], sources: bool, replay: dict[str, Any] | None = None) -> None:
-        self._raw, self._sources, self.replay = raw, sources, replay
+    def __init__(self, raw: list[Any], sources: bool, replay: dict[str, Any] | None = None,
+                 first: dict[str, Any] | None = None) -> None:
+        self._raw, self._sources, self.replay, self.first = raw, sources, replay, first
         self._typed: list[GuardSpec | None] = [None] * len(raw)
         self._call: set[int] | None = None
         later: set[int] = set()
         if replay is not None:
             self._call = set(replay["call"])
             later = self._call - {replay["call"][k] for k, _ in replay["rerun"]}
+        if first is not None:
+            later |= set(first["call"]) - {first["call"][k] for k, _ in first["rerun"]}
         for index in range(len(raw)):
             if index not in later:
                 self[index]  # noqa: B018 - read now, so that an invalid spec makes the file broken when it loads
@@ -174,10 +189,10 @@ class Guards(Sequence[GuardSpec]):
         return [spec for spec in map(self.__getitem__, indices) if not spec.per_call()]
 
 
-def _replay(stored: Any, raw: list[Any]) -> dict[str, Any] | None:
-    """The stored check's replay table, where this very code wrote it for these specs (else None: every spec is read
+def _replay(table: Any, raw: list[Any]) -> dict[str, Any] | None:
+    """A stored check's replay table, where this very code wrote it for these specs (else None: every spec is read
     when the file loads, and the check is written from them)."""
-    replay = guard_bindings.check(stored.get("replay"))
+    replay = guard_bindings.check(table)
     if replay is None or replay["writer"] != guard_check.writer_digests():
         return None
     return replay if max(replay["call"], default=-1) < len(raw) else None
@@ -206,7 +221,7 @@ def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) 
         )
     if loaded.function.get("code_digest") != code_digest(function.__code__):
         raise StaleCacheError(f"the code of {function.__qualname__} changed since the cache was written")
-    changed_code = changed_sources(loaded.traced_sources)
+    changed_code = changed_sources(loaded.traced_sources, loaded.extra.get("source_states"))
     if changed_code:
         raise StaleCacheError(f"traced code changed since the cache was written: {', '.join(changed_code)}")
     training = bool(getattr(method.__self__, "training"))  # noqa: B009 - a Module's flag; __self__ is `object`
@@ -218,8 +233,10 @@ def checked(payload: dict[str, Any], method: types.MethodType, model_info: str) 
     return loaded
 
 
-def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
-    """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source."""
+def traced_sources(codes: list[types.CodeType], states: dict[str, list[int]] | None = None) -> list[TracedSource]:
+    """CC-14: the source lines of each traced code object outside torch; raises OSError when one has no source.
+    `states` is given each file's status as it was before its bytes were read (`file_states.state`), where it has
+    one."""
     found: dict[tuple[str, int | str, int | str], TracedSource] = {}
     files: dict[str, tuple[bytes, list[int]] | None] = {}
     for code in codes:
@@ -230,7 +247,7 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
         lines = [line for _, _, line in code.co_lines() if line is not None]
         first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
         if (path, first, last) not in found:
-            span = _lines_span(path, first, last, files)
+            span = _lines_span(path, first, last, files, states)
             if span is None:
                 made = generated.identify(code) or code_identity.identify(code)
                 if made is None:
@@ -241,11 +258,11 @@ def traced_sources(codes: list[types.CodeType]) -> list[TracedSource]:
     return sorted(found.values(), key=lambda s: (s.file, s.first))
 
 
-def _lines_span(path: str, first: int, last: int, files: dict[str, tuple[bytes, list[int]] | None]
-                ) -> tuple[str, int, int] | None:
+def _lines_span(path: str, first: int, last: int, files: dict[str, tuple[bytes, list[int]] | None],
+                states: dict[str, list[int]] | None = None) -> tuple[str, int, int] | None:
     """The SHA-256 of lines `first`..`last` (1-based, inclusive; a line ends as Python's compiler counts it: LF,
     CR LF or CR) and their byte offsets in the file, or None when it cannot be read."""
-    known = _file(path, files)
+    known = _file(path, files, states)
     if known is not None and not known[1]:
         known[1].extend([0, *itertools.accumulate(map(len, known[0].splitlines(keepends=True)))])
     if known is None or not 1 <= first <= last < len(known[1]):
@@ -255,9 +272,11 @@ def _lines_span(path: str, first: int, last: int, files: dict[str, tuple[bytes, 
     return hashlib.sha256(text[start:end]).hexdigest(), start, end
 
 
-def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None]) -> tuple[bytes, list[int]] | None:
+def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None],
+          states: dict[str, list[int]] | None = None) -> tuple[bytes, list[int]] | None:
     """The file's bytes and its line offsets (empty until `_lines_span` needs them), None when it cannot be read;
-    `files` keeps them, so that one check reads a file once."""
+    `files` keeps them, so that one check reads a file once. `states` is given the file's status from before the
+    read, where it has one (`file_states`)."""
     if path not in files:
         known = _opened(path)
         files[path] = None
@@ -266,20 +285,26 @@ def _file(path: str, files: dict[str, tuple[bytes, list[int]] | None]) -> tuple[
                 with open(known[0], "rb") as handle:  # closes the descriptor
                     files[path] = handle.read(), []
             except OSError:
-                pass
+                return None
+            found = file_states.state(known[1]) if states is not None else None
+            if states is not None and found is not None:
+                states[path] = found
     return files[path]
 
 
-def changed_sources(sources: list[TracedSource]) -> list[str]:
+def changed_sources(sources: list[TracedSource], states: Any = None) -> list[str]:
     """CC-14: the traced code whose lines differ now (edited, moved in bytes and in lines, or gone), each as
     `qualname (file:first)`; code Python generated for a dataclass or namedtuple (`generated`), as the class whose
-    fields changed. A source is the same when its bytes are where they were in the file, or else when its lines
-    are: the first reads only the bytes from a file's first recorded span to its last, once (reading GPT-2's 16
+    fields changed. A source is the same when its file has the status recorded in `states` (`file_states`: not
+    written since its bytes were read), else when its bytes are where they were in the file, or else when its lines
+    are: the second reads only the bytes from a file's first recorded span to its last, once (reading GPT-2's 16
     whole files took 0.6 ms; its 67 spans one by one 0.2 ms, most of it in the calls) and splits no file into
     lines."""
     changed = []
+    same = file_states.unchanged(states)
     files: dict[str, tuple[bytes, list[int]] | None] = {}
     opened: dict[str, tuple[int, int, int, bytes] | None] = {}
+    sources = [s for s in sources if s.file not in same] if same else sources
     covers = _covers(sources)
     try:
         for s in sources:
@@ -342,7 +367,7 @@ def _read_cover(path: str, cover: tuple[int, int] | None) -> tuple[int, int, int
     known = _opened(path)
     if known is None:
         return None
-    descriptor, size = known
+    descriptor, size = known[0], known[1].st_size
     if cover is None or cover[1] - cover[0] > _COVER_MAX or cover[0] >= size:
         return descriptor, size, 0, b""
     try:
@@ -358,8 +383,8 @@ def _close(opened: dict[str, tuple[int, int, int, bytes] | None]) -> None:
     opened.clear()
 
 
-def _opened(path: str) -> tuple[int, int] | None:
-    """A regular file's descriptor and size, None when it cannot be opened (or is no regular file: a FIFO is not
+def _opened(path: str) -> tuple[int, os.stat_result] | None:
+    """A regular file's descriptor and status, None when it cannot be opened (or is no regular file: a FIFO is not
     waited on)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -372,4 +397,4 @@ def _opened(path: str) -> tuple[int, int] | None:
     if status is None or not stat.S_ISREG(status.st_mode):
         os.close(descriptor)
         return None
-    return descriptor, status.st_size
+    return descriptor, status

@@ -76,7 +76,8 @@ def payload(method: types.MethodType, traced_code: types.CodeType, args: tuple[A
                 for (source, role, value), pytype in zip(compilation.inputs, _types(compilation))],
         guards=guards,
         graph=graph.record,
-        extra={"load_failure": load_failure} if load_failure else {},
+        extra={**({"load_failure": load_failure} if load_failure else {}),
+               **({"source_states": traced.states} if traced.states else {})},
     )
     saved = written.to_payload()
     check = _stored_check(function, saved)
