@@ -11,7 +11,7 @@ loads the graph; here the graph comes first):
 - `record`: `record.checked`: the record validated, the environment, the method's code digest and the digest of
   every traced function's live code and source lines compared (code identity, CC-21 f);
 - `module_guards`: the guards the per-call check leaves out (a module's tensors), checked once at load
-  (`guard_check.first_call_failure`, as `loading.guards` calls it);
+  (`loading.load_time_failure`, as `loading.guards` calls it);
 - `graph`: the compiled graph loaded (`compilers.load`: kernels, wrapper);
 - `wrap`: Dynamo's bytecode rebound to the loaded graph (`bytecode.rebuild`);
 - `guard_code`: the per-call guard function made (`guard_check.guarded_method`), here around a no-op (its code
@@ -95,8 +95,7 @@ def phases(model: str, cache_dir: str, fast: bool, again: int = 0) -> dict[str, 
     module_globals = bytecode.ModuleView(function.__globals__)
     module_globals.update(bytecode.injected_objects(loaded.globals))
     stored = loaded.extra.get("guard_code")
-    failed = guard_check.first_call_failure(loading.load_only(loaded), method.__self__, function, module_globals,
-                                            stored.get("first"))
+    failed = loading.load_time_failure(loaded, method, module_globals)
     if failed is not None:
         raise SystemExit(f"{model}: the module guards fail: {failed}")
     lap("module_guards")
@@ -149,8 +148,7 @@ def _guard_work_again(payload: dict[str, Any], method: Any, model_info: str, mod
     with guard_values.digests_kept():
         loaded = record.checked(payload, method, model_info)
         stored = loaded.extra.get("guard_code")
-        guard_check.first_call_failure(loading.load_only(loaded), method.__self__, method.__func__, module_globals,
-                                       stored.get("first"))
+        loading.load_time_failure(loaded, method, module_globals)
         checks = types.MethodType(guard_check.guarded_method(method.__func__, _nothing, loaded.guards, _nothing,
                                                              module_globals, stored=stored), method.__self__)
         with torch.no_grad():

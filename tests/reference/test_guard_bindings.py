@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.reliability.faults import Net, X, cold
-from torchair_ref.inference import artifact, bytecode, guard_bindings, guard_check, guard_values, record
+from torchair_ref.inference import artifact, bytecode, guard_bindings, guard_check, guard_values, loading, record
 from torchair_ref.inference.guard_kinds import identity
 
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
@@ -146,3 +146,53 @@ def test_naming_a_failing_check_leaves_the_constants_calls_read(tmp_path: Path) 
     after = _constants(namespace)
     assert set(after) == set(before) and all(after[name] is value for name, value in before.items())
 
+
+
+def _load_time(payload: dict, net: Net) -> tuple[record.CacheRecord, bytecode.ModuleView]:
+    function = type(net).forward
+    loaded = record.CacheRecord.from_payload(payload)
+    module_globals = bytecode.ModuleView(function.__globals__)
+    module_globals.update(bytecode.injected_objects(loaded.globals))
+    return loaded, module_globals
+
+
+def test_the_load_time_check_is_replayed_and_a_misfit_is_named_from_the_specs(tmp_path: Path) -> None:
+    """CC-17/CC-21: the module's tensors are checked where the file loads by the stored check, each `TensorSpec`
+    rebuilt from its replay table: none of their specs is read. A parameter of another size fails that check, and
+    the check written from the specs then names the guard that fails (the file is stale)."""
+    payload = artifact.decode(cold(tmp_path).valid)
+    stored = payload["guard_code"]["first"]
+    assert stored["replay"]["rerun"] == [] and stored["replay"]["call"]
+    net = Net()
+    loaded, module_globals = _load_time(payload, net)
+    at = loaded.guards.first["call"]
+    assert {payload["guards"][index]["check"] for index in at} == {"tensor"}
+    assert guard_check.first_replayed(stored, loaded.guards, net, Net.forward, module_globals)
+    assert loading.load_time_failure(loaded, net.forward, module_globals) is None
+    assert all(loaded.guards._typed[index] is None for index in at)  # no spec read
+    net.fc1.weight = torch.nn.Parameter(torch.zeros(8, 5))
+    assert not guard_check.first_replayed(stored, loaded.guards, net, Net.forward, module_globals)
+    failed = loading.load_time_failure(loaded, net.forward, module_globals)
+    assert failed is not None and "TENSOR_MATCH failed" in failed and "size [8, 5]" in failed, failed
+
+
+@pytest.mark.parametrize("change", ["another writer", "a damaged table", "a table that is not JSON's", "no table"])
+def test_a_load_time_table_not_ours_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                change: str) -> None:
+    """A load-time table written by other code, damaged, or absent (a record from before it): the specs are read
+    when the file loads and the check is written from them, which holds for the same module."""
+    payload = artifact.decode(cold(tmp_path).valid)
+    if change == "another writer":
+        monkeypatch.setattr(guard_check, "writer_digests", lambda: ["code:" + "0" * 64])
+    elif change == "a damaged table":
+        payload["guard_code"]["first"]["replay"]["binds"] = {"_tq_b0": [{"made": "tensor", "data": {"dtype": 1}}]}
+    elif change == "a table that is not JSON's":
+        payload["guard_code"]["first"]["replay"]["binds"] = {"_tq_b0": [{"made": "tensor", "data": 5}]}
+    else:
+        del payload["guard_code"]["first"]["replay"]
+    net = Net()
+    loaded, module_globals = _load_time(payload, net)
+    assert not guard_check.first_replayed(payload["guard_code"]["first"], loaded.guards, net, Net.forward,
+                                          module_globals)
+    assert loading.load_time_failure(loaded, net.forward, module_globals) is None
+    assert all(spec is not None for spec in loaded.guards.load_only())

@@ -16,8 +16,6 @@ same outline binds what that code binds, in the same order, and loads it without
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import inspect
 import marshal
@@ -25,7 +23,6 @@ import re
 import sys
 import threading
 import types
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,7 +30,14 @@ import torch
 
 from torchair_ref import _torch
 from torchair_ref.errors import BrokenCacheError
-from torchair_ref.inference import guard_bindings, guard_expressions, guard_kinds, guard_layout, guard_spec
+from torchair_ref.inference import (
+    check_code,
+    guard_bindings,
+    guard_expressions,
+    guard_kinds,
+    guard_layout,
+    guard_spec,
+)
 from torchair_ref.inference.guard_kinds import GuardSpec, UnknownGuard
 from torchair_ref.inference.guard_kinds.ambient import global_state_checks  # noqa: F401 - where tests look for it
 from torchair_ref.inference.guard_spec import cells as cells  # read a live source: callers find them here
@@ -42,58 +46,13 @@ from torchair_ref.inference.guard_spec import source_code as _source_code  # cal
 from torchair_ref.inference.guard_values import loaded_code_digest, qualified_name
 
 
-class _Gone:
-    """What a source that cannot be read holds in the generated slow path: every check that uses it fails."""
-
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(name)
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class _Writer:
-    """`guard_kinds.Code` for generated checks: sources read by `read` (a function of a source), constants bound in
-    `namespace` under fresh names (the same object once)."""
-
-    def __init__(self, namespace: dict[str, Any], read: Callable[[str], str]) -> None:
-        self._namespace, self._read = namespace, read
-        self._names: dict[int, str] = {}
-        self._kept: list[Any] = []  # keeps each bound object alive, so its id is not reused while names map it
-        self.log: list[str] | None = None  # where given, each name `bind` returns, in order
-
-    def reading(self, read: Callable[[str], str]) -> _Writer:
-        """A writer that reads sources with `read` and binds in this one's namespace, under this one's names."""
-        other = _Writer(self._namespace, read)
-        other._names, other._kept = self._names, self._kept
-        return other
-
-    def read(self, source: str) -> str:
-        return self._read(source)
-
-    def bind(self, value: Any) -> str:
-        name = self._names.get(id(value))
-        if name is None:
-            name = self._names[id(value)] = f"_tq_b{len(self._names)}"
-            self._namespace[name] = value
-            self._kept.append(value)
-        if self.log is not None:
-            self.log.append(name)
-        return name
-
-
 def first_call_failure(specs: list[GuardSpec], module: Any, function: types.FunctionType,
                        module_globals: Any, stored: Any = None) -> str | None:
     """CC-21: the first module/code check that the live module fails, in words naming Dynamo's guard, or None.
     `stored` is a record's `stored_code()["first"]`: its code is used where it was compiled from this very check."""
-    frame = {function.__code__.co_varnames[0]: module, **cells(function)}
     memo: dict[str, Any] = {}
-    namespace: dict[str, Any] = {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
-    writer = _Writer(namespace, lambda source: f"_tq_at({source!r})")
+    namespace = _first_namespace(module, function, module_globals, memo)
+    writer = check_code.Writer(namespace, _at)
     first = [spec for spec in specs if spec.when == "first"]
     if not first:
         return None
@@ -120,15 +79,65 @@ def first_call_failure(specs: list[GuardSpec], module: Any, function: types.Func
     return None
 
 
-def _first_text(first: list[GuardSpec], writer: _Writer) -> str:
-    return guard_layout.numbered(" and ".join(f"({spec.test(writer)})" for spec in first))
+def first_replayed(stored: Any, specs: Sequence[GuardSpec], module: Any, function: types.FunctionType,
+                   module_globals: Any) -> bool:
+    """CC-17/CC-21: whether the record's load-time check (`stored`: `stored_code()["first"]`) holds for the live
+    module, its constants rebuilt from its replay table (`specs.first`, a `record.Guards`' table this code wrote)
+    without reading the specs it rebuilds (GPT-2's 28 tensor specs, and writing their check, were a fifth of its
+    load-time check). False where it does not hold or cannot be used: `first_call_failure` then writes the check
+    from the specs and names what fails."""
+    table = getattr(specs, "first", None)
+    if table is None or not isinstance(stored, dict):
+        return False
+    try:
+        bound = guard_bindings.replayed(table, writer_digests(), _FIRST, specs.__getitem__)
+    except Exception:  # noqa: BLE001 - a spec to re-run that is not valid: the slow path reads it and says so
+        return False
+    code = check_code.decoded(stored.get("code"), "<torchair_ref guards>")
+    items = guard_layout.constants(bound) if bound is not None else None
+    if bound is None or code is None or items is None:
+        return False
+    namespace = _first_namespace(module, function, module_globals, {})
+    namespace.update(bound, _tq_B=items)
+    try:
+        return bool(eval(code, namespace))  # noqa: S307
+    except Exception:  # noqa: BLE001 - a source that is gone: the slow path names it
+        return False
+
+
+#: the load-time check's signature in its replay table (the per-call check's is its title, parameters, call)
+_FIRST = ["<torchair_ref guards>", "load-time check"]
+
+
+def _at(source: str) -> str:
+    return f"_tq_at({source!r})"
+
+
+def _first_namespace(module: Any, function: types.FunctionType, module_globals: Any,
+                     memo: dict[str, Any]) -> dict[str, Any]:
+    """What the load-time check runs in: no builtins, and `_tq_at`, which reads a source from the live module (the
+    method's `self`), its closure cells and `module_globals`."""
+    frame = {function.__code__.co_varnames[0]: module, **cells(function)}
+    return {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
+
+
+def _first_text(first: list[GuardSpec], writer: check_code.Writer, logs: list[list[str]] | None = None) -> str:
+    """The load-time check as one expression; `logs` is given the names each spec bound, in order."""
+    texts = []
+    for spec in first:
+        writer.log = [] if logs is not None else None
+        texts.append(f"({spec.test(writer)})")
+        if writer.log is not None and logs is not None:
+            logs.append(writer.log)
+    writer.log = None
+    return guard_layout.numbered(" and ".join(texts))
 
 
 def _first_code(text: str, stored: Any) -> types.CodeType:
     """The load-time check `text` compiled: the record's copy where it was compiled from this very text (compiling
     GPT-2's 28 tensor checks took half of their check), else here."""
     if isinstance(stored, dict) and stored.get("sha256") == hashlib.sha256(text.encode()).hexdigest():
-        code = _decoded(stored.get("code"), "<torchair_ref guards>")
+        code = check_code.decoded(stored.get("code"), "<torchair_ref guards>")
         if code is not None:
             return code
     return compile(text, "<torchair_ref guards>", "eval")
@@ -164,14 +173,14 @@ class _Written:
             ["**" + varkw] if varkw else [])
         if any(name.startswith("_tq_") for name in code.co_varnames[:len(names) + bool(varargs) + bool(varkw)]):
             raise UnknownGuard(f"a parameter of {function.__qualname__} is named like the guard's helpers")
-        namespace.update({"__builtins__": {}, "_tq_GONE": _Gone(), "Exception": Exception, "_tq_list": list,
+        namespace.update({"__builtins__": {}, "_tq_GONE": check_code.Gone(), "Exception": Exception, "_tq_list": list,
                           "_tq_dict": dict, "_tq_type": type, "_tq_proxy": types.MappingProxyType,
                           "_tq_cells": dict(zip(code.co_freevars, function.__closure__ or ()))})
         self.namespace = namespace
         self._arguments: set[str | None] = {*names, varargs, varkw}
         self.pack, self.forward = ", ".join(params), ", ".join(call)
         self.title = f"<torchair_ref guards of {function.__qualname__}>"
-        self._writer = _Writer(namespace, _no_read)
+        self._writer = check_code.Writer(namespace, _no_read)
         self._outlined: tuple[list[str], list[str]] | None = None
         self._written: tuple[list[str], list[str], str] | None = None
         self.bound: list[list[str]] = []  # the names each spec's check bound (`_outline`), for `guard_bindings`
@@ -190,7 +199,7 @@ class _Written:
         """Write from now on into a copy of the namespace: the constants the calls read were bound without writing
         the check (a replay), and writing it later (the slow path) binds its own."""
         self.namespace = dict(self.namespace)
-        self._writer = _Writer(self.namespace, _no_read)
+        self._writer = check_code.Writer(self.namespace, _no_read)
 
     def _outline(self) -> tuple[list[str], list[str]]:
         """Each check's text with each read of a source as a placeholder (`_tq_p{n}`), and the sources read, in that
@@ -270,9 +279,10 @@ def _no_read(source: str) -> str:
 
 def _generator() -> list[str]:
     """The digests of the code that writes a check's source from its outline, each as the process loaded it
-    (`loaded_code_digest`, taken in the module's body): this module, the source reader, the expression rewriter
-    (another writer: another outline) and the fast path's layout."""
-    return [LOADED_DIGEST, guard_spec.LOADED_DIGEST, guard_expressions.LOADED_DIGEST, guard_layout.LOADED_DIGEST]
+    (`loaded_code_digest`, taken in the module's body): this module, the names' writer, the source reader, the
+    expression rewriter (another writer: another outline) and the fast path's layout."""
+    return [LOADED_DIGEST, check_code.LOADED_DIGEST, guard_spec.LOADED_DIGEST, guard_expressions.LOADED_DIGEST,
+            guard_layout.LOADED_DIGEST]
 
 
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
@@ -331,7 +341,7 @@ def guarded_method(function: types.FunctionType, run: Callable[..., Any], specs:
     # stored code after the outline pass, or the source compiled.
     bound = guard_bindings.replayed(getattr(specs, "replay", None), writer_digests(), written.signature(),
                                     specs.__getitem__) if isinstance(stored, dict) else None
-    code = _decoded(stored.get("code"), written.title) if bound is not None else None
+    code = check_code.decoded(stored.get("code"), written.title) if bound is not None else None
     items = guard_layout.constants(bound) if bound is not None and code is not None else None
     if bound is not None and code is not None and items is not None:
         namespace.update(bound)
@@ -354,12 +364,18 @@ def stored_code(function: types.FunctionType, specs: Sequence[GuardSpec]) -> dic
     compressed, base64). `guarded_method` loads it for the same outline; the SHA-256 names it in `readable_cache`."""
     written = _Written(function, specs, {})
     code = compile(written.source, written.title, "exec")
-    stored: dict[str, Any] = {"sha256": written.digest(), "outline": written.outline(), "code": _encoded(code)}
-    first = [spec for spec in specs if not spec.per_call() and spec.when == "first"]
-    if first:
-        text = _first_text(first, _Writer({}, lambda source: f"_tq_at({source!r})"))
+    stored: dict[str, Any] = {"sha256": written.digest(), "outline": written.outline(),
+                              "code": check_code.encoded(code)}
+    at = [index for index, spec in enumerate(specs) if not spec.per_call() and spec.when == "first"]
+    if at:
+        namespace: dict[str, Any] = {}
+        logs: list[list[str]] = []
+        text = _first_text([specs[index] for index in at], check_code.Writer(namespace, _at), logs)
         stored["first"] = {"sha256": hashlib.sha256(text.encode()).hexdigest(),
-                           "code": _encoded(compile(text, "<torchair_ref guards>", "eval"))}
+                           "code": check_code.encoded(compile(text, "<torchair_ref guards>", "eval"))}
+        table = guard_bindings.table(writer_digests(), _FIRST, [specs[index] for index in at], logs, namespace, at)
+        if table is not None:
+            stored["first"]["replay"] = table
     replay = guard_bindings.table(writer_digests(), written.signature(), written.specs, written.bound,
                                   written.namespace, [index for index, spec in enumerate(specs) if spec.per_call()])
     return stored if replay is None else {**stored, "replay": replay}
@@ -370,24 +386,10 @@ def _stored_or_compiled(written: _Written, stored: Any) -> types.CodeType:
     written), else the source compiled (a record without it, another check, or a value that does not decode to
     code written for this check: the check is written here as it always could be)."""
     if isinstance(stored, dict) and isinstance(stored.get("outline"), str) and stored["outline"] == written.outline():
-        code = _decoded(stored.get("code"), written.title)
+        code = check_code.decoded(stored.get("code"), written.title)
         if code is not None:
             return code
     return compile(written.source, written.title, "exec")
-
-
-def _encoded(code: types.CodeType) -> str:
-    return base64.b64encode(zlib.compress(marshal.dumps(code))).decode("ascii")
-
-
-def _decoded(value: Any, title: str) -> types.CodeType | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        code = marshal.loads(zlib.decompress(base64.b64decode(value, validate=True)))
-    except (binascii.Error, zlib.error, ValueError, EOFError, TypeError):
-        return None
-    return code if isinstance(code, types.CodeType) and code.co_filename == title else None
 
 
 def set_run(guarded: types.FunctionType, run: Callable[..., Any]) -> None:

@@ -159,20 +159,22 @@ def traced_members(cls: type, traced: Container[types.CodeType]) -> tuple[str, .
     return tuple(sorted(found))
 
 
-def _own_parts(klass: type, kept: _Kept | None) -> list[Any]:
-    """What `class_digest` reads of one class of the MRO besides its methods' code: its name, its members' names and
-    plain constants, in name order."""
+def _own_parts(klass: type, kept: _Kept | None) -> str:
+    """What `class_digest` reads of one class of the MRO besides its methods' code, as its own digest: its name, its
+    members' names and plain constants, in name order (one digest per class: the classes of a transformers model
+    share their bases, and each base's list of names was written again into each class's digest)."""
     if kept is not None and ~id(klass) in kept:
-        parts: list[Any] = kept[~id(klass)][1]
-        return parts
+        known: str = kept[~id(klass)][1]
+        return known
     # In name order (names are unique: values are never compared), a str subclass as a name (`type()` keeps one) as
     # the str it holds, which marshal writes; comprehensions, not a loop: PreTrainedModel alone has about 200 members.
     static: list[Any] = [qualified_name(klass)]
     named = [(name if type(name) is str else str.__str__(name), value) for name, value in sorted(vars(klass).items())]
     static += [(name, "=", value) if value is None or type(value) in _PLAIN else name for name, value in named]
+    digest = hashlib.sha256(marshal.dumps(static, 2)).hexdigest()
     if kept is not None:
-        kept[~id(klass)] = (klass, static)
-    return static
+        kept[~id(klass)] = (klass, digest)
+    return digest
 
 
 def _methods(klass: type) -> dict[str, list[types.CodeType]]:
@@ -188,11 +190,11 @@ def _methods(klass: type) -> dict[str, list[types.CodeType]]:
 
 
 class _Kept(dict[Any, tuple[Any, Any]]):
-    """`digests_kept`'s memory: (id(class), members) -> (class, digest), ~id(class) -> (class, its own parts), and
-    ("name", qualified name) -> (class, class) (`type_named`); the entries keep the classes alive, so an id is never
-    another class's while they exist. Emptied and closed when its block ends: a context copied inside the block (an
-    asyncio task, `contextvars.copy_context`, a thread that inherits its parent's context) holds it on, and must then
-    digest every class afresh."""
+    """`digests_kept`'s memory: (id(class), members) -> (class, digest), ~id(class) -> (class, the digest of its own
+    parts), and ("name", qualified name) -> (class, class) (`type_named`); the entries keep the classes alive, so an
+    id is never another class's while they exist. Emptied and closed when its block ends: a context copied inside
+    the block (an asyncio task, `contextvars.copy_context`, a thread that inherits its parent's context) holds it on,
+    and must then digest every class afresh."""
 
     open = True
 

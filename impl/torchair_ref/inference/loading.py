@@ -32,13 +32,23 @@ def guards(loaded: record.CacheRecord, method: types.MethodType,
     # Checked here: what the generated per-call check leaves out (a module's tensors). Every other guard runs in
     # that check from the first call on, where a failure is the same stale variant; checking it here too doubled
     # the warm start's guard work.
-    stored = loaded.extra.get("guard_code")
-    failed = guard_check.first_call_failure(load_only(loaded), method.__self__, function, module_globals,
-                                            stored.get("first") if isinstance(stored, dict) else None)
+    failed = load_time_failure(loaded, method, module_globals)
     if failed is not None:
         raise StaleCacheError(f"the module or the code it reaches does not fit the graph: {failed}")
     return guard_check.guarded_method(function, _no_graph, loaded.guards, on_guard_failure, module_globals,
-                                      stored=stored)
+                                      stored=loaded.extra.get("guard_code"))
+
+
+def load_time_failure(loaded: record.CacheRecord, method: types.MethodType, module_globals: Any) -> str | None:
+    """CC-17/CC-21: the first load-time check (a module's tensors) that the live module fails, in words, or None:
+    the record's stored check where its replay table rebuilds it (`guard_check.first_replayed`), else, and to name
+    a failure, the check written from the specs (`guard_check.first_call_failure`)."""
+    function = cast(types.FunctionType, method.__func__)
+    stored = loaded.extra.get("guard_code")
+    first = stored.get("first") if isinstance(stored, dict) else None
+    if guard_check.first_replayed(first, loaded.guards, method.__self__, function, module_globals):
+        return None
+    return guard_check.first_call_failure(load_only(loaded), method.__self__, function, module_globals, first)
 
 
 def load_only(loaded: record.CacheRecord) -> list[GuardSpec]:

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from torchair_ref.errors import BrokenCacheError
+from torchair_ref.inference import guard_bindings
 from torchair_ref.inference.guard_kinds import register
 from torchair_ref.inference.guard_kinds.base import Code, GuardSpec, RawGuard
 from torchair_ref.inference.guard_values import UnknownGuard
@@ -30,6 +31,7 @@ class Tensor(GuardSpec):
     check = "tensor"
     kinds = ("TENSOR_MATCH",)
     reads_value = True
+    replayable = True  # it binds its `TensorSpec`, which a replay makes from the spec's layout
 
     source: str
     dtype: str
@@ -70,7 +72,19 @@ class Tensor(GuardSpec):
         return self.when == "call"
 
     def test(self, code: Code) -> str:
-        return f"{code.bind(self.fits)}({code.read(self.source)})"
+        return f"{code.bind(self.spec)}.fits({code.read(self.source)})"
 
     def fits(self, value: Any) -> bool:
         return self.spec.fits(value)
+
+
+def _rebuilt(data: Any) -> TensorSpec:
+    """A replay's `TensorSpec` from the layout a table holds; LookupError for one no spec writes (a damaged table is
+    not used: the check is written from the specs)."""
+    try:
+        return TensorSpec.from_json(data)
+    except (BrokenCacheError, AttributeError, TypeError) as exc:
+        raise LookupError(f"not a tensor's layout: {data!r:.100}") from exc
+
+
+guard_bindings.made("tensor", TensorSpec, TensorSpec.to_json, _rebuilt)
