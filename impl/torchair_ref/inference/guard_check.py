@@ -105,12 +105,15 @@ def first_replayed(stored: Any, specs: Sequence[GuardSpec], module: Any, functio
         return False
 
 
-#: the load-time check's signature in its replay table (the per-call check's is its title, parameters, call)
-_FIRST = ["<torchair_ref guards>", "load-time check"]
+_FIRST = ["<torchair_ref guards>", "load-time check"]  # its signature in its replay table
 
 
 def _at(source: str) -> str:
-    return f"_tq_at({source!r})"
+    """A read of `source` in the load-time check, with the source as parsed here where each step's argument is a
+    str, an int or None (the stored check then parses none: GPT-2's 28 tensor sources took a third of it)."""
+    parsed = guard_spec.parsed_source(source)
+    plain = all(type(arg) in (str, int, type(None)) for _, arg in parsed[1])
+    return f"_tq_at({source!r}, {parsed if plain else None!r})"
 
 
 def _first_namespace(module: Any, function: types.FunctionType, module_globals: Any,
@@ -118,7 +121,7 @@ def _first_namespace(module: Any, function: types.FunctionType, module_globals: 
     """What the load-time check runs in: no builtins, and `_tq_at`, which reads a source from the live module (the
     method's `self`), its closure cells and `module_globals`."""
     frame = {function.__code__.co_varnames[0]: module, **cells(function)}
-    return {"__builtins__": {}, "_tq_at": lambda s: resolve(s, frame, module_globals, memo)}
+    return {"__builtins__": {}, "_tq_at": lambda s, parsed: resolve(s, frame, module_globals, memo, parsed)}
 
 
 def _first_text(first: list[GuardSpec], writer: check_code.Writer, logs: list[list[str]] | None = None) -> str:

@@ -299,11 +299,13 @@ def global_names(specs: Iterable[Any]) -> set[str]:
 
 
 #: this module's code as the process loaded it: part of what names a stored check's writer (`guard_check`)
-def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict[str, Any] | None = None) -> Any:
-    """The live object at a guard source: `L[...]` from `frame`, `G[...]` from `module_globals`."""
+def resolve(source: str, frame: dict[str, Any], module_globals: Any, memo: dict[str, Any] | None = None,
+            parsed: Any = None) -> Any:
+    """The live object at a guard source: `L[...]` from `frame`, `G[...]` from `module_globals`; `parsed` is the
+    source as `parsed_source` reads it, where the caller holds that already (a stored check, written with it)."""
     if memo is not None and source in memo:
         return memo[source]
-    (root, name), steps = parsed_source(source)
+    (root, name), steps = parsed_source(source) if parsed is None else parsed
     value = frame[name] if root == "L" else module_globals[name]
     for op, arg in steps:
         value = _step(value, op, arg)
