@@ -150,10 +150,14 @@ def _unreadable_guard_source(payload: dict) -> None:
     spec["source"] = spec["source"] + ".__class__("
 
 
-def _damaged_tensor_guard(payload: dict, source: str = "", size: list | None = None) -> None:
+def _damaged_tensor_guard(payload: dict, source: str = "", size: list | None = None, keep: bool = False) -> None:
     """The first tensor guard of a module's parameter (checked where the file loads, not by the per-call check whose
     outline the record holds) given an unreadable source or a size no tensor has: the record is broken, not a
-    variant that does not fit this process."""
+    variant that does not fit this process. (The load-time check's replay table, which rebuilds each tensor's layout
+    without reading the specs, is removed here but with `keep`: `test_a_load_time_edit_the_replay_does_not_read_...`
+    has the file with it.)"""
+    if not keep:
+        del payload["guard_code"]["first"]["replay"]
     spec = next(spec for spec in payload["guards"] if spec["check"] == "tensor" and spec["when"] == "first")
     spec["source"] += source
     if size is not None:
@@ -332,3 +336,29 @@ def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: 
     said = " ".join(str(w.message) for w in caught)  # the reason names the edited record, not a state change
     assert "a guard the record holds is not valid" in said and "edited after it was written" in said, said
 
+
+
+@pytest.mark.parametrize("field", ["source", "size"])
+def test_a_load_time_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: str) -> None:
+    """CC-14/CC-17: the module tensors' specs whose layouts the load-time check's replay table rebuilds are read only
+    where that check fails (the seal covers specs, check and table together). One edited after the file was written
+    and resealed (a source no check can read, a size that is no number): a module that fits the cold process's check
+    warm-starts from it without a trace and computes right; one that does not (a parameter laid out otherwise) meets
+    the edited spec where the failure is named, and the file is rebuilt with a warning instead of raising."""
+    case = cold(tmp_path)
+    edit = {"source": {"source": ".__class__("}, "size": {"size": ["eight"]}}[field]
+    _write(case, reseal(case.valid, lambda p: _damaged_tensor_guard(p, keep=True, **edit)))
+    before = counters["stats"]["unique_graphs"]
+    with no_hang():
+        out = cache_compile(Net().forward, config=eager_config(), cache_dir=str(case.root))(X)
+    torch.testing.assert_close(out, Net().forward(X).detach(), rtol=0, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == before, "the warm start traced"
+    net = Net()
+    net.fc1.weight = torch.nn.Parameter(net.fc1.weight.detach().t().contiguous().t())  # the same values, strided
+    cached = cache_compile(net.forward, config=eager_config(), cache_dir=str(case.root))
+    with no_hang(), pytest.warns(UserWarning) as caught:
+        out = cached(X)
+    torch.testing.assert_close(out, net(X).detach(), rtol=0, atol=1e-6)
+    assert counters["stats"]["unique_graphs"] == before + 1, "the misfit module was not compiled afresh"
+    said = " ".join(str(w.message) for w in caught)
+    assert "Discarding" in said and "guards are not valid" in said, said
