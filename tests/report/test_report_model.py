@@ -153,3 +153,19 @@ def test_a_previous_verdict_from_before_the_rename_names_todays_tests(tmp_path: 
     legs = [{"label": "ref", "tests": {"conformance/test_x.py::a": "passed"}}]
     old.write_text(json.dumps({"format": 1, "legs": legs}), encoding="utf-8")
     assert outputs.read_previous(old) == {"ref": {"torchair_conformance/test_x.py::a": "passed"}}
+
+
+@pytest.mark.parametrize("name", ["hf:gpt2", "my_pkg.models:factory", "gpt-small", "a b/c\\d"])
+def test_a_series_file_name_holds_no_character_a_checkout_refuses(name: str) -> None:
+    """A chart's file name is the series' slug: a model named `hf:gpt2` or `package.module:factory` gives one with
+    no `:` (Windows cannot check such a file out), no separator and no space; two models apart stay apart."""
+    def series(model_name: str) -> model.Series:
+        bench = {"model": model_name, "compiler": "inductor", "dynamic": True}
+        run = model.Run("r1", "2026-11-30T00:00:00Z", None, {"impl": "torchair_ref"}, bench)
+        return model.Series(("torchair_ref", model_name), [run])
+
+    slug = series(name).slug
+    assert slug.replace(".", "").replace("_", "").replace("-", "").isalnum(), slug
+    assert slug != series(name + "x").slug
+    if name == "gpt-small":
+        assert slug.startswith("gpt-small-inductor-dyn-")  # a name of safe characters is kept as it was

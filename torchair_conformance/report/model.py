@@ -11,6 +11,7 @@ pages link to and which charts they show are the renderer's.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,9 @@ from torchair_conformance.report import gate, history, stats
 from torchair_conformance.report import legs as legs_mod
 from torchair_conformance.report import matrix as matrix_mod
 from torchair_conformance.report import verdict as verdict_mod
+
+#: what a file name of the report's may not hold
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 @dataclass
@@ -83,9 +87,13 @@ class Series:
 
     @property
     def slug(self) -> str:
+        """The series in a file name (its charts): letters, digits, `.`, `_` and `-` only, for a model named `hf:gpt2`
+        or `package.module:factory` too (a `:` in a file name cannot be checked out on Windows); the digest of its
+        key keeps two series apart."""
         bench = self.latest.bench
         digest = hashlib.sha1(repr(self.key).encode()).hexdigest()[:8]
-        return f"{bench.get('model')}-{bench.get('compiler')}-{'dyn' if bench.get('dynamic') else 'static'}-{digest}"
+        name = f"{bench.get('model')}-{bench.get('compiler')}-{'dyn' if bench.get('dynamic') else 'static'}-{digest}"
+        return _UNSAFE.sub("-", name)
 
     @property
     def title(self) -> str:
