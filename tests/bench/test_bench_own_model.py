@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,9 @@ def test_names_that_are_neither_a_preset_nor_a_factory() -> None:
 
 def test_preflight_runs_the_factory_once_on_its_inputs() -> None:
     job = {"impl": "torchair_ref", "device": None}
-    assert preflight.check({**job, "model": f"{F}:mlp"}) == {"error": None, "device": "cpu", "method": "forward",
-                                                           "label": ""}
+    checked = preflight.check({**job, "model": f"{F}:mlp"})
+    checked.pop("uncompiled", None)  # where this process compiled torchair_ref from source (its own test)
+    assert checked == {"error": None, "device": "cpu", "method": "forward", "label": ""}
     problem = preflight.check({**job, "model": f"{F}:wrong_inputs"})["error"]
     assert problem.startswith(f"--model {F}:wrong_inputs: forward(...) failed on the example inputs it returns: "
                               "RuntimeError("), problem
@@ -89,3 +91,28 @@ def test_a_zoo_model_by_name(tmp_path: Path) -> None:
     assert built.method == "_run" and not built.module.training
     out, out_again = built.bound()(*built.args, **built.kwargs), again.bound()(*again.args, **again.kwargs)
     assert torch.equal(out.logits, out_again.logits), "the same weights and inputs in every process"
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["no-bytecode", "compiled"])
+def test_preflight_names_an_implementation_compiled_from_source(tmp_path: Path, cached: bool) -> None:
+    """A warm worker that compiles the implementation from source (PYTHONDONTWRITEBYTECODE, no bytecode cached) pays
+    that on every start, which an installed package does not: the preflight names those modules, and only then."""
+    import subprocess
+    import sys
+
+    prefix = tmp_path / "pycache"  # an empty bytecode tree of this test's own, or one compileall filled
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix), "PYTHONDONTWRITEBYTECODE": "1"}
+    if cached:
+        import torchair_ref
+
+        folder = str(Path(torchair_ref.__file__).parent)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", folder], env=env, check=True, capture_output=True)
+    code = ("import json; from torchair_conformance.bench import preflight; "
+            "print(json.dumps(preflight.check({'impl': 'torchair_ref', 'device': None, 'model': 'tiny'})))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    checked = json.loads(out.stdout.strip().splitlines()[-1])
+    assert checked["error"] is None
+    if cached:
+        assert "uncompiled" not in checked, checked
+    else:
+        assert "torchair_ref" in checked["uncompiled"] and "torchair_ref.inference.cached" in checked["uncompiled"]

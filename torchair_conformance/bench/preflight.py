@@ -70,6 +70,13 @@ def check_target(impl_name: str, device: str | None, model: str, progress: Calla
                          f"module such as {impl.DEFAULT_IMPL} or torchair_npu, installed in this environment\n{exc}"}
     if not checked["error"]:
         progress(f"{impl_name} imports; device {checked['device']}; {model}.{checked['method']}")
+    if checked.get("uncompiled"):
+        flag = os.environ.get("PYTHONDONTWRITEBYTECODE")
+        progress(f"note: {len(checked['uncompiled'])} modules of {impl_name} have no cached bytecode "
+                 f"({checked['uncompiled'][0]}, ...; PYTHONDONTWRITEBYTECODE is {flag!r}):"
+                 " each worker compiles them from source, and the warm figures hold that time, which an installed "
+                 "package does not pay; run `python -m compileall` on its folder first, or unset "
+                 "PYTHONDONTWRITEBYTECODE")
     return checked
 
 
@@ -84,9 +91,10 @@ def check(job: dict[str, Any]) -> dict[str, Any]:
     problem = device_problem(device)
     if problem:
         return {"error": problem}
+    compiled = _uncompiled(name.partition(".")[0])
     if not presets.is_factory(model):
         return {"error": None, "device": device, "method": presets.METHODS[presets.canonical(model)],
-                "label": implementation.label}
+                "label": implementation.label, **compiled}
     import torch
 
     from torchair_conformance.bench import models
@@ -100,7 +108,21 @@ def check(job: dict[str, Any]) -> dict[str, Any]:
             built.bound()(*built.args, **built.kwargs)
     except Exception as exc:  # noqa: BLE001 - the user's model on the user's inputs: its error, named
         return {"error": f"--model {model}: {built.method}(...) failed on the example inputs it returns: {exc!r}"}
-    return {"error": None, "device": device, "method": built.method, "label": implementation.label}
+    return {"error": None, "device": device, "method": built.method, "label": implementation.label, **compiled}
+
+
+def _uncompiled(root: str) -> dict[str, list[str]]:
+    """`{"uncompiled": names}` for the modules of package `root` this process compiled from source with no bytecode
+    cached for them (PYTHONDONTWRITEBYTECODE set, or a folder Python cannot write): every worker compiles them again,
+    and each warm time then holds that, which an installed package does not pay; `{}` when there are none."""
+    found = []
+    for name, module in list(sys.modules.items()):
+        spec = getattr(module, "__spec__", None)
+        origin, cached = getattr(spec, "origin", None), getattr(spec, "cached", None)
+        if ((name == root or name.startswith(root + ".")) and isinstance(origin, str) and origin.endswith(".py")
+                and isinstance(cached, str) and not os.path.exists(cached)):
+            found.append(name)
+    return {"uncompiled": sorted(found)} if found else {}
 
 
 def device_problem(device: str) -> str | None:
