@@ -337,7 +337,6 @@ def test_an_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: 
     assert "a guard the record holds is not valid" in said and "edited after it was written" in said, said
 
 
-
 @pytest.mark.parametrize("field", ["source", "size"])
 def test_a_load_time_edit_the_replay_does_not_read_never_misleads(tmp_path: Path, field: str) -> None:
     """CC-14/CC-17: the module tensors' specs whose layouts the load-time check's replay table rebuilds are read only
