@@ -299,6 +299,33 @@ def test_global_state_ignores_grad_mode_only():
         assert not checks[torch.is_grad_enabled()]()
 
 
+def test_global_state_read_fast_or_in_full_checks_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CC-21 (e): a recorded GLOBAL_STATE that is the live one as torch writes it but for grad mode takes a short path
+    (`ambient.global_state_checks`); one written otherwise (a field torch does not read) is read field by field. Both
+    check the same state, under either grad mode, whatever differs."""
+    from torch._C._dynamo.guards import GlobalStateGuard
+
+    with torch.no_grad():
+        fields = json.loads(GlobalStateGuard().__getstate__())
+    states = [fields, {**fields, "grad_mode": True}, {**fields, "num_threads": fields["num_threads"] + 1},
+              {**fields, "default_dtype": fields["default_dtype"] + 1}]
+    read_in_full: list[str] = []
+    state_fields = ambient.state_fields
+    monkeypatch.setattr(ambient, "state_fields", lambda state, live: read_in_full.append(state) or state_fields(
+        state, live))
+    for index, recorded in enumerate(states):
+        before = len(read_in_full)
+        fast = guard_check.global_state_checks(json.dumps(recorded, separators=(",", ":")))
+        assert (len(read_in_full) > before) is (index >= 2)  # the first two differ from the live state in grad mode
+        full = guard_check.global_state_checks(json.dumps({**recorded, "not read by torch": 1}))
+        assert len(read_in_full) > before + (index >= 2)
+        for grad in (False, True):
+            with torch.set_grad_enabled(grad):
+                expected = recorded["num_threads"] == fields["num_threads"] and (
+                    recorded["default_dtype"] == fields["default_dtype"])
+                assert fast[grad]() is full[grad]() is expected, (recorded, grad)
+
+
 _LIVE = {"grad_mode": True, "num_threads": 2, "default_dtype": 6, "deterministic": False,
          "autocast_state": {"cached_enabled": True, "dtype": [15, 5], "enabled": [False, False]}}
 _AUTOCAST = _LIVE["autocast_state"]
