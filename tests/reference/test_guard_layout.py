@@ -106,6 +106,8 @@ def test_a_check_naming_a_local_no_read_assigns_is_refused() -> None:
     ({"_tq_b0": 0, "_tq_b01": 1}, None),
     ({"_tq_b1": 1}, None),
     ({"_tq_b0": 0, "_tq_run": print, "_tq_B": ()}, (0,)),
+    ({f"_tq_b{n}": n for n in range(5000)}, tuple(range(5000))),  # past the names made so far
+    ({**{f"_tq_b{n}": n for n in range(5000)}, "_tq_b5001": 0}, None),
 ])
 def test_the_constants_tuple_holds_each_number_once(names: dict[str, Any], expected: Any) -> None:
     """`_tq_B` only for the names the writers give (`_tq_b0` to `_tq_b{N-1}`): a gap or another spelling of a

@@ -115,11 +115,15 @@ def numbered(text: str) -> str:
 def constants(namespace: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """`_tq_B`: the constant bound as `_tq_b{n}` in `namespace` at index n; None unless the names bound are exactly
     `_tq_b0` to `_tq_b{N-1}` (as the check writers number them), so that no item is missing or named twice."""
-    found = {name: value for name, value in namespace.items() if name.startswith("_tq_b")}
-    ordered = tuple(found.get(f"_tq_b{index}", _MISSING) for index in range(len(found)))
-    return None if any(value is _MISSING for value in ordered) else ordered
+    global _NAMES  # noqa: PLW0603 - the names made once, their hashes kept (a check binds hundreds)
+    bound = [name for name in namespace if name[:5] == "_tq_b"]
+    names = _NAMES
+    if len(names) < len(bound):  # a new list, never one another thread is reading grown under it
+        names = _NAMES = [f"_tq_b{index}" for index in range(max(len(bound), 2 * len(names)))]
+    names = names[:len(bound)]
+    return tuple(map(namespace.__getitem__, names)) if set(bound) == set(names) else None
 
 
-_MISSING = object()
+_NAMES: list[str] = []
 
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
