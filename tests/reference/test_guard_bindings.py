@@ -196,3 +196,16 @@ def test_a_load_time_table_not_ours_is_not_used(tmp_path: Path, monkeypatch: pyt
                                           module_globals)
     assert loading.load_time_failure(loaded, net.forward, module_globals) is None
     assert all(spec is not None for spec in loaded.guards.load_only())
+
+
+def test_a_table_is_checked_once_and_a_plain_one_always(tmp_path: Path) -> None:
+    """The record checks its replay tables where it loads (`guard_bindings.check`, a `Checked` copy), and the warm
+    start's replay does not check that copy again; a table that reaches the replay as a plain dict (not from a
+    record) is checked there, and a damaged one is not used."""
+    case = cold(tmp_path)
+    table = artifact.decode(case.valid)["guard_code"]["replay"]
+    checked = guard_bindings.check(table)
+    assert type(checked) is guard_bindings.Checked and checked == table and guard_bindings.check(checked) is checked
+    damaged = {**table, "call": [-1]}
+    assert guard_bindings.check(damaged) is None
+    assert guard_bindings.replayed(damaged, guard_check.writer_digests(), [], lambda index: None) is None

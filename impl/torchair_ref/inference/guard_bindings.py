@@ -162,7 +162,7 @@ def replayed(found: Any, writes: Sequence[str], signature: Sequence[str],
     spec at each index (`spec_at`, asked only for the specs to re-run); None when the table is not one this process
     would write: another writer, a recipe that names nothing here, or a re-run outline that differs (a class whose
     digest changed)."""
-    replay = check(found)
+    replay = found if type(found) is Checked else check(found)
     if replay is None or replay["writer"] != list(writes):
         return None
     bound = _rebuilt_all(replay["binds"])
@@ -249,8 +249,15 @@ def _indices(items: list[Any]) -> bool:
     return not items or set(map(type, items)) == {int} and min(items) >= 0
 
 
+class Checked(dict[str, Any]):
+    """A replay table `check` found to be as `table` writes it (`replayed` does not check it again)."""
+
+
 def check(found: Any) -> dict[str, Any] | None:
-    """A stored replay table as `table` writes it, else None (a damaged or foreign one: not used)."""
+    """A stored replay table as `table` writes it, as a `Checked` copy, else None (a damaged or foreign one: not
+    used)."""
+    if type(found) is Checked:
+        return found
     if not isinstance(found, dict) or not isinstance(found.get("outline"), str):
         return None
     call, rerun, binds, writes = found.get("call"), found.get("rerun"), found.get("binds"), found.get("writer")
@@ -261,7 +268,7 @@ def check(found: Any) -> dict[str, Any] | None:
         if not (isinstance(entry, list) and len(entry) == 2 and type(entry[0]) is int and 0 <= entry[0] < len(call)
                 and isinstance(entry[1], list) and all(isinstance(n, str) and n.isidentifier() for n in entry[1])):
             return None
-    return found  # the names and recipes of `binds` are checked where they are rebuilt (`_rebuilt_all`)
+    return Checked(found)  # the names and recipes of `binds` are checked where they are rebuilt (`_rebuilt_all`)
 
 
 LOADED_DIGEST = loaded_code_digest(sys._getframe(0).f_code)  # this module's code as the process loaded it
