@@ -169,8 +169,14 @@ def _own_parts(klass: type, kept: _Kept | None) -> str:
     # In name order (names are unique: values are never compared), a str subclass as a name (`type()` keeps one) as
     # the str it holds, which marshal writes; comprehensions, not a loop: PreTrainedModel alone has about 200 members.
     static: list[Any] = [qualified_name(klass)]
-    named = [(name if type(name) is str else str.__str__(name), value) for name, value in sorted(vars(klass).items())]
-    static += [(name, "=", value) if value is None or type(value) in _PLAIN else name for name, value in named]
+    own = vars(klass)
+    names = sorted(own)  # the names alone: sorting (name, value) pairs was a fifth of it
+    if set(map(type, names)) == {str}:  # a member gone since (another thread) reads as None: a digest that differs
+        static += [(name, "=", value) if (value := own.get(name)) is None or type(value) in _PLAIN else name
+                   for name in names]
+    else:
+        named = [(name if type(name) is str else str.__str__(name), value) for name, value in sorted(own.items())]
+        static += [(name, "=", value) if value is None or type(value) in _PLAIN else name for name, value in named]
     digest = hashlib.sha256(marshal.dumps(static, 2)).hexdigest()
     if kept is not None:
         kept[~id(klass)] = (klass, digest)
