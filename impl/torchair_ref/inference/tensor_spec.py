@@ -223,9 +223,12 @@ class GraphInput:
         if data["kind"] != "tensor":
             return cls(data["kind"], data["source"], data["role"])
         try:
-            return cls("tensor", data["source"], data["role"], TensorSpec.from_json(data))
+            tensor = TensorSpec.from_json(data)
         except BrokenCacheError as exc:
             raise BrokenCacheError(f"recorded graph input {index} has {exc}") from exc
+        made = object.__new__(cls)  # as `__init__` makes it, without its frozen fields' setattr (a record
+        made.__dict__.update(kind="tensor", source=data["source"], role=data["role"], tensor=tensor)  # holds dozens)
+        return made
 
 
 def graph_inputs(described: Any) -> list[GraphInput]:
