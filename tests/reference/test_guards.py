@@ -324,6 +324,9 @@ def test_global_state_read_fast_or_in_full_checks_the_same(monkeypatch: pytest.M
                 expected = recorded["num_threads"] == fields["num_threads"] and (
                     recorded["default_dtype"] == fields["default_dtype"])
                 assert fast[grad]() is full[grad]() is expected, (recorded, grad)
+    for damaged in (7, 1, None, "x", [True]):  # a recorded grad mode that is no flag: refused as before (CC-17)
+        with pytest.raises(ValueError, match="'grad_mode' is .*this torch writes a flag"):
+            guard_check.global_state_checks(json.dumps({**fields, "grad_mode": damaged}, separators=(",", ":")))
 
 
 _LIVE = {"grad_mode": True, "num_threads": 2, "default_dtype": 6, "deterministic": False,

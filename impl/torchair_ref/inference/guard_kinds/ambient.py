@@ -29,7 +29,7 @@ def global_state_checks(state: str) -> dict[bool, Callable[[], bool]]:
     text = live.__getstate__()
     own = json.loads(text)
     recorded = json.loads(state)
-    if isinstance(recorded, dict) and type(own.get("grad_mode")) is bool:
+    if isinstance(recorded, dict) and type(recorded.get("grad_mode")) is type(own.get("grad_mode")) is bool:
         # The common case: the recorded state is, but for grad mode, the live one as this torch writes it (then it
         # is one torch reads, and the live guard already holds it for the live grad mode: a fifth less time)
         try:
